@@ -1,0 +1,184 @@
+package configs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// EnvPrefix prefixes every environment variable toolwarden reads.
+const EnvPrefix = "TOOLWARDEN"
+
+// Options says where configuration comes from besides the embedded default.
+type Options struct {
+	// File is an explicit config file (--config). Empty means search
+	// ./toolwarden.yaml, then $XDG_CONFIG_HOME/toolwarden/config.yaml.
+	File string
+	// Flags and FlagKeys bind command-line flags to config keys, e.g.
+	// "http" → "http.addr". Only flags the user set override.
+	Flags    *pflag.FlagSet
+	FlagKeys map[string]string
+	// Allow and Deny are tool-name globs from --allow and --deny; they are
+	// added to the configured lists.
+	Allow, Deny []string
+}
+
+// Loaded is a validated configuration and where it came from.
+type Loaded struct {
+	Config Config
+	// File is the config file that was read, or "" for none.
+	File string
+	// Widenings lists, in words, every place the file, the environment or
+	// flags widened the built-in defaults. They are logged at start.
+	Widenings []string
+	origin    *origins
+}
+
+// Origin names the source of a key's value: a file, an environment variable,
+// a flag, or "default".
+func (l *Loaded) Origin(key string) string { return l.origin.of(key) }
+
+// Load reads the embedded default, then the config file, the environment and
+// flags, decodes strictly and validates. Errors name the source, the key and
+// the reason.
+func Load(opts Options) (*Loaded, error) {
+	file, err := findFile(opts.File)
+	if err != nil {
+		return nil, err
+	}
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(defaultYAML)); err != nil {
+		return nil, fmt.Errorf("embedded default config: %w", err)
+	}
+	org := &origins{file: file, fileKeys: map[string]bool{}, flagKeys: map[string]string{}}
+	if file != "" {
+		if err := mergeFile(v, file, org); err != nil {
+			return nil, err
+		}
+	}
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if err := bindFlags(v, opts, org); err != nil {
+		return nil, err
+	}
+	var cfg Config
+	if err := v.Unmarshal(&cfg, strict); err != nil {
+		return nil, fmt.Errorf("%s: %w", org.describeAll(), err)
+	}
+	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
+	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
+	org.flagAllow = opts.Allow
+	l := &Loaded{Config: cfg, File: file, origin: org}
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	l.Widenings = widenings(l)
+	return l, nil
+}
+
+func strict(c *mapstructure.DecoderConfig) {
+	c.ErrorUnused = true
+	c.WeaklyTypedInput = true
+}
+
+func findFile(explicit string) (string, error) {
+	if explicit == "" {
+		explicit = os.Getenv(EnvPrefix + "_CONFIG")
+	}
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config file %s: %w", explicit, err)
+		}
+		return explicit, nil
+	}
+	candidates := []string{"toolwarden.yaml"}
+	if dir, err := os.UserConfigDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "toolwarden", "config.yaml"))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+func mergeFile(v *viper.Viper, file string, org *origins) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("config file %s: %w", file, err)
+	}
+	keys, err := checkFile(file, data)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		org.fileKeys[k] = true
+	}
+	if err := v.MergeConfig(bytes.NewReader(data)); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
+}
+
+func bindFlags(v *viper.Viper, opts Options, org *origins) error {
+	if opts.Flags == nil {
+		return nil
+	}
+	for name, key := range opts.FlagKeys {
+		f := opts.Flags.Lookup(name)
+		if f == nil {
+			return errors.New("configs: unknown flag " + name)
+		}
+		if f.Changed {
+			org.flagKeys[key] = "--" + name
+			if err := v.BindPFlag(key, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// origins remembers which source set each key, for error messages.
+type origins struct {
+	file     string
+	fileKeys map[string]bool
+	flagKeys map[string]string
+	// flagAllow holds the globs --allow added.
+	flagAllow []string
+}
+
+func (o *origins) of(key string) string {
+	if f, ok := o.flagKeys[key]; ok {
+		return "flag " + f
+	}
+	if env := EnvName(key); os.Getenv(env) != "" {
+		return "env " + env
+	}
+	if o.fileKeys[key] {
+		return o.file
+	}
+	return "default"
+}
+
+func (o *origins) describeAll() string {
+	if o.file != "" {
+		return o.file + " (or TOOLWARDEN_* environment)"
+	}
+	return "TOOLWARDEN_* environment"
+}
+
+// EnvName returns the environment variable that sets key.
+func EnvName(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}

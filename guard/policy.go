@@ -1,0 +1,48 @@
+// Package guard decides, for every tool call, whether it may run: allow and
+// deny lists, per-session limits, strict argument validation and path rules,
+// then caps the output and writes a hash-chained audit line.
+//
+// The decision itself (Decide) is a pure function over plain data, so it can
+// be table-tested and fuzzed; Guard adds the state (session counters, audit
+// log) around it. The guard fails closed: if anything in it errors, the call
+// is denied.
+package guard
+
+import (
+	"fmt"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Policy is the allow/deny list over tool names. Deny always wins; a name
+// that matches no allow glob is not allowed.
+type Policy struct {
+	Allow []string
+	Deny  []string
+}
+
+// NewPolicy checks the globs and returns the policy.
+func NewPolicy(allow, deny []string) (Policy, error) {
+	for _, g := range append(append([]string(nil), allow...), deny...) {
+		if !doublestar.ValidatePattern(g) {
+			return Policy{}, fmt.Errorf("invalid tool-name glob %q", g)
+		}
+	}
+	return Policy{Allow: allow, Deny: deny}, nil
+}
+
+// Match reports whether tool is allowed and names the deciding rule, such as
+// `deny:"write_*"`, `allow:"read_file"` or `default:not_allowlisted`.
+func (p Policy) Match(tool string) (bool, string) {
+	for _, g := range p.Deny {
+		if ok, _ := doublestar.Match(g, tool); ok {
+			return false, fmt.Sprintf("deny:%q", g)
+		}
+	}
+	for _, g := range p.Allow {
+		if ok, _ := doublestar.Match(g, tool); ok {
+			return true, fmt.Sprintf("allow:%q", g)
+		}
+	}
+	return false, "default:not_allowlisted"
+}

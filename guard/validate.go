@@ -1,0 +1,114 @@
+package guard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// Validator checks arguments against each tool's input schema (strictly:
+// the schemas forbid unknown fields) and applies the path rules to the
+// arguments that hold workspace paths.
+type Validator struct {
+	schemas map[string]*jsonschema.Schema
+	paths   map[string][]string
+}
+
+// NewValidator compiles the input schemas, keyed by tool name.
+func NewValidator(schemas map[string]json.RawMessage, pathArgs map[string][]string) (*Validator, error) {
+	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs}
+	for name, raw := range schemas {
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+		}
+		c := jsonschema.NewCompiler()
+		url := "toolwarden:///" + name + ".json"
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+		}
+		s, err := c.Compile(url)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+		}
+		v.schemas[name] = s
+	}
+	return v, nil
+}
+
+const schemaHint = "Call the tool with exactly the parameters in its inputSchema; unknown parameters are rejected."
+
+// Validate checks args for tool. Missing arguments count as an empty object.
+func (v *Validator) Validate(tool string, args any) *toolerr.Error {
+	s, ok := v.schemas[tool]
+	if !ok {
+		return toolerr.New(toolerr.Internal, "", "tool %q has no input schema", tool).WithRule("args.schema")
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	if err := s.Validate(args); err != nil {
+		return toolerr.New(toolerr.InvalidSchema, schemaHint, "arguments do not match the input schema: %s",
+			describe(err)).WithRule("args.schema")
+	}
+	m, _ := args.(map[string]any)
+	for _, name := range v.paths[tool] {
+		if err := checkPathArg(name, m[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPathArg(name string, val any) *toolerr.Error {
+	var list []any
+	switch x := val.(type) {
+	case string:
+		list = []any{x}
+	case []any:
+		list = x
+	default:
+		return nil
+	}
+	for _, item := range list {
+		s, _ := item.(string)
+		if _, err := sandbox.CleanPath(s); err != nil {
+			te := toolerr.As(err)
+			return toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)
+		}
+	}
+	return nil
+}
+
+var defaultPrinter = message.NewPrinter(language.English)
+
+// describe flattens a schema validation error into one line.
+func describe(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var parts []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(defaultPrinter)))
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	if len(parts) > 5 {
+		parts = append(parts[:5], fmt.Sprintf("and %d more", len(parts)-5))
+	}
+	return strings.Join(parts, "; ")
+}

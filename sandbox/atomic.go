@@ -1,0 +1,66 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+)
+
+// tempPrefix marks the temporary files of atomic writes; tools hide them.
+const tempPrefix = ".toolwarden-tmp-"
+
+// IsTempName reports whether name is a temporary file of an atomic write.
+func IsTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+// WriteFileAtomic replaces (or creates) the named file with data.
+//
+// The data goes to a new temporary file in the same directory, created with
+// O_EXCL so that no existing file or link is opened, and is then renamed over
+// the target. A symlink or hard link at the target is replaced, never written
+// through, so it cannot redirect the write outside the workspace; a failed
+// write leaves the old file intact.
+func (w *Workspace) WriteFileAtomic(rel string, data []byte) error {
+	perm := fs.FileMode(0o644)
+	if fi, err := w.root.Lstat(rel); err == nil {
+		if fi.IsDir() {
+			return mapErr(rel, &fs.PathError{Op: "write", Path: rel, Err: errIsDir})
+		}
+		if fi.Mode().IsRegular() {
+			perm = fi.Mode().Perm()
+		}
+	}
+	tmp := path.Join(path.Dir(rel), tempPrefix+randomSuffix())
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return mapErr(rel, err)
+	}
+	if err := writeAndSync(f, data); err != nil {
+		_ = w.root.Remove(tmp)
+		return mapErr(rel, err)
+	}
+	if err := w.root.Rename(tmp, rel); err != nil {
+		_ = w.root.Remove(tmp)
+		return mapErr(rel, err)
+	}
+	return nil
+}
+
+func writeAndSync(f *os.File, data []byte) error {
+	_, err := f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func randomSuffix() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// Limits on path syntax. They match Linux's PATH_MAX and NAME_MAX.
+const (
+	MaxPathBytes      = 4096
+	MaxComponentBytes = 255
+)
+
+const relativeHint = `Use a path relative to the workspace root with forward slashes, e.g. "src/main.go"; "." is the root itself.`
+
+// CleanPath checks the syntax of a workspace-relative path from untrusted
+// input and returns it in canonical form ("." for the root).
+//
+// It is purely lexical: it rejects absolute paths, drive letters, backslashes,
+// NUL and other control characters, invisible or bidi characters, invalid
+// UTF-8, over-long paths or components, and any ".." that climbs above the
+// root. Symlinks are handled later by os.Root, which refuses to leave the
+// workspace.
+func CleanPath(p string) (string, error) {
+	if err := checkChars(p); err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(p, "/") {
+		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
+			"path %q is absolute; only paths relative to the workspace are allowed", p).WithRule("path.relative")
+	}
+	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
+		return "", toolerr.New(toolerr.PathInvalid, relativeHint,
+			"path %q starts with a drive letter; only paths relative to the workspace are allowed", p).WithRule("path.no_drive_letter")
+	}
+	clean := path.Clean(p)
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
+			"path %q climbs out of the workspace with '..'", p).WithRule("path.inside_workspace")
+	}
+	for _, c := range strings.Split(clean, "/") {
+		if len(c) > MaxComponentBytes {
+			return "", toolerr.New(toolerr.PathInvalid, "Shorten the file or directory name.",
+				"a path component is %d bytes long; the limit is %d", len(c), MaxComponentBytes).WithRule("path.component_length")
+		}
+	}
+	return clean, nil
+}
+
+func checkChars(p string) error {
+	switch {
+	case p == "":
+		return toolerr.New(toolerr.PathInvalid, relativeHint, "path is empty").WithRule("path.non_empty")
+	case len(p) > MaxPathBytes:
+		return toolerr.New(toolerr.PathInvalid, "Use a shorter path.",
+			"path is %d bytes long; the limit is %d", len(p), MaxPathBytes).WithRule("path.length")
+	case !utf8.ValidString(p):
+		return toolerr.New(toolerr.PathInvalid, relativeHint, "path is not valid UTF-8").WithRule("path.utf8")
+	case strings.ContainsRune(p, '\\'):
+		return toolerr.New(toolerr.PathInvalid, relativeHint,
+			"path %q contains a backslash; use forward slashes", p).WithRule("path.no_backslash")
+	}
+	for _, r := range p {
+		if r == 0 || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return toolerr.New(toolerr.PathInvalid, relativeHint,
+				"path %q contains the control or invisible character %U", p, r).WithRule("path.no_control_chars")
+		}
+	}
+	return nil
+}
+
+func isASCIILetter(b byte) bool {
+	return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')
+}

@@ -1,0 +1,108 @@
+// Package toolerr defines the coded errors that reach the model.
+//
+// Anything the model or the user can act on (a denial, a bad argument, a
+// missing file, a limit) is an *Error with a stable Code, a Message that names
+// the rule and a Hint that says what to do instead. The MCP layer turns it
+// into a tool result with isError set; everything else is a bug or a protocol
+// fault.
+package toolerr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, dotted error code such as "denied.not_allowed".
+type Code string
+
+// The codes toolwarden returns. Their strings are part of the public contract.
+const (
+	DeniedNotAllowed     Code = "denied.not_allowed"
+	InvalidArgument      Code = "invalid_argument"
+	InvalidSchema        Code = "invalid_argument.schema"
+	PathOutsideWorkspace Code = "invalid_argument.path_outside_workspace"
+	PathInvalid          Code = "invalid_argument.path_invalid"
+	PathSymlinkEscape    Code = "invalid_argument.path_symlink_escape"
+	NotFound             Code = "not_found"
+	AlreadyExists        Code = "already_exists"
+	NotAFile             Code = "invalid_argument.not_a_file"
+	NotADirectory        Code = "invalid_argument.not_a_directory"
+	BinaryFile           Code = "invalid_argument.binary_file"
+	TooLarge             Code = "limit.too_large"
+	LimitExceeded        Code = "limit.exceeded"
+	Timeout              Code = "limit.timeout"
+	Canceled             Code = "canceled"
+	EditNoMatch          Code = "edit.no_match"
+	EditAmbiguous        Code = "edit.ambiguous_match"
+	Internal             Code = "internal"
+)
+
+// Error is an error the model can act on.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	// Rule names the policy rule or check that produced the error, when there is one.
+	Rule string `json:"rule,omitempty"`
+	err  error
+}
+
+// New returns an *Error with the given code, message and hint.
+func New(code Code, hint, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// Wrap is New that keeps cause for errors.Is/As; the cause is never shown to the model.
+func Wrap(cause error, code Code, hint, format string, args ...any) *Error {
+	e := New(code, hint, format, args...)
+	e.err = cause
+	return e
+}
+
+// WithRule returns e with its Rule set.
+func (e *Error) WithRule(rule string) *Error {
+	e.Rule = rule
+	return e
+}
+
+func (e *Error) Error() string {
+	return string(e.Code) + ": " + e.Message
+}
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.err }
+
+// Is reports whether target is an *Error with the same code, so callers can
+// write errors.Is(err, &toolerr.Error{Code: toolerr.NotFound}).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// JSON renders the error as the text the model sees.
+func (e *Error) JSON() string {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return `{"code":"internal","message":"error could not be encoded"}`
+	}
+	return string(b)
+}
+
+// As extracts an *Error from err. Errors that are not coded become Internal,
+// with a generic message so that no internal detail leaks to the model.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Wrap(err, Internal, "This is a server fault; retrying will not help. Report it to the operator.", "the tool failed unexpectedly")
+}
+
+// CodeOf returns the code of err, or "" when err is nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	return As(err).Code
+}
