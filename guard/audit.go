@@ -199,3 +199,10 @@ func ArgsDigest(args any) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// Discard is an Auditor that records nothing, for commands that only list
+// tools and never run one.
+type Discard struct{}
+
+// Append does nothing.
+func (Discard) Append(Entry) error { return nil }

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"go.yaml.in/yaml/v3"
+)
+
+func newConfigCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "config", Short: "Inspect configuration"}
+	f := &configFlags{}
+	check := &cobra.Command{
+		Use:   "check",
+		Short: "Validate a config and print the effective policy, or fail naming file, key and reason",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			return printEffective(cmd, l)
+		},
+	}
+	f.register(check)
+	cmd.AddCommand(check)
+	return cmd
+}
+
+// effective is what `config check` prints.
+type effective struct {
+	Source     string         `yaml:"source"`
+	Widenings  []string       `yaml:"widenings,omitempty"`
+	Advertised []string       `yaml:"advertised_tools"`
+	Hidden     []string       `yaml:"hidden_tools"`
+	AuditPath  string         `yaml:"audit_path"`
+	Config     configs.Config `yaml:"config"`
+}
+
+func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
+	b, err := mcpserver.Build(l.Config, guard.Discard{}, version, newLogger("error"))
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
+		Advertised: []string{}, Hidden: []string{}}
+	if out.Source == "" {
+		out.Source = "embedded defaults"
+	}
+	for _, t := range b.Tools {
+		if b.Allowed(t.Tool.Name) {
+			out.Advertised = append(out.Advertised, t.Tool.Name)
+		} else {
+			out.Hidden = append(out.Hidden, t.Tool.Name)
+		}
+	}
+	enc := yaml.NewEncoder(os.Stdout)
+	enc.SetIndent(2)
+	return enc.Encode(out)
+}

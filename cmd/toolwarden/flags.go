@@ -1,0 +1,47 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/configs"
+)
+
+// configFlags are the flags shared by the commands that load a config.
+type configFlags struct {
+	file        string
+	allow, deny []string
+	policy      bool // whether --allow/--deny/--workspace are offered
+}
+
+// flagKeys maps flag names to the config keys they override.
+var flagKeys = map[string]string{"workspace": "workspace", "http": "http.addr"}
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.file, "config", "", "config file (default ./toolwarden.yaml, then $XDG_CONFIG_HOME/toolwarden/config.yaml)")
+	if !f.policy {
+		return
+	}
+	cmd.Flags().String("workspace", "", "directory the tools are confined to (default: current directory)")
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "tool-name glob to allow, added to policy.allow (repeatable)")
+	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "tool-name glob to deny, added to policy.deny (repeatable; deny wins)")
+}
+
+// load reads the configuration for cmd.
+func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
+	keys := map[string]string{}
+	for name, key := range flagKeys {
+		if cmd.Flags().Lookup(name) != nil {
+			keys[name] = key
+		}
+	}
+	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny})
+}
+
+// newLogger returns the stderr logger at the configured level.
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}

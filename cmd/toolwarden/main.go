@@ -1,0 +1,40 @@
+// Command toolwarden is a security-first MCP server: it exposes a workspace
+// and backend services to LLMs only through allowlisted, guarded tools.
+//
+// This package only turns flags into a configuration and calls the
+// packages that do the work.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "toolwarden:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "toolwarden",
+		Short:         "A security-first MCP server: guarded, allowlisted tools for LLMs",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
+	return root
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+)
+
+func newServeCmd() *cobra.Command {
+	f := &configFlags{policy: true}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP over stdio, or over streamable HTTP (/mcp) and SSE (/sse) with --http",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			return serve(cmd, l)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().String("http", "", "listen address for HTTP, e.g. 127.0.0.1:8080 (default: stdio)")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, l *configs.Loaded) error {
+	cfg := l.Config
+	log := newLogger(cfg.Log.Level)
+	audit, err := guard.OpenAuditLog(mcpserver.AuditPath(cfg))
+	if err != nil {
+		return err
+	}
+	defer audit.Close()
+	b, err := mcpserver.Build(cfg, audit, version, log)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	logStart(log, l, audit.Path())
+	if cfg.HTTP.Addr == "" {
+		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
+	}
+	return serveHTTP(cmd, b, cfg, log)
+}
+
+func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger) error {
+	token, generated, err := mcpserver.ResolveToken(cfg.HTTP.TokenFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
+	if err != nil {
+		return err
+	}
+	if generated {
+		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", mcpserver.TokenEnv, token)
+	}
+	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+mcpserver.PathStreamable,
+		"sse", "http://"+ln.Addr().String()+mcpserver.PathSSE)
+	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
+		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
+		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
+	})
+}
+
+// logStart logs the effective setup, and every widening of the defaults.
+func logStart(log *slog.Logger, l *configs.Loaded, auditPath string) {
+	src := l.File
+	if src == "" {
+		src = "embedded defaults"
+	}
+	log.Info("toolwarden starting", "version", version, "config", src, "workspace", l.Config.Workspace, "audit", auditPath)
+	for _, w := range l.Widenings {
+		log.Warn("policy widened", "change", w)
+	}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+)
+
+func newToolsCmd() *cobra.Command {
+	f := &configFlags{policy: true}
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Print, as JSON, exactly the tools a model sees under the effective config",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			b, err := mcpserver.Build(l.Config, guard.Discard{}, version, newLogger(l.Config.Log.Level))
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			list, err := b.ListTools(cmd.Context())
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(list)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,93 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/fs"
+)
+
+// Built is a server assembled from a configuration, with the workspace it
+// holds open.
+type Built struct {
+	*Server
+	Workspace *sandbox.Workspace
+	Tools     []tools.Tool
+}
+
+// Close releases the workspace.
+func (b *Built) Close() error { return b.Workspace.Close() }
+
+// Build assembles the tools, the guard and the server from cfg; decisions
+// are recorded in audit.
+func Build(cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger) (*Built, error) {
+	ws, err := sandbox.Open(cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	toolset := Toolset(cfg, ws)
+	g, err := NewGuard(cfg, toolset, audit)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	return &Built{Server: New(g, toolset, version, log), Workspace: ws, Tools: toolset}, nil
+}
+
+// Toolset returns every tool toolwarden knows for this configuration.
+func Toolset(cfg configs.Config, ws *sandbox.Workspace) []tools.Tool {
+	f := cfg.FS
+	return fs.New(ws, fs.Limits{
+		MaxReadBytes: f.MaxReadBytes, MaxFilesPerRead: f.MaxFilesPerRead, MaxWriteBytes: f.MaxWriteBytes,
+		MaxTreeDepth: f.MaxTreeDepth, MaxTreeEntries: f.MaxTreeEntries, MaxSearchResults: f.MaxSearchResults,
+		MaxGrepMatches: f.MaxGrepMatches, MaxGrepFileBytes: f.MaxGrepFileBytes,
+	}).Tools()
+}
+
+// NewGuard builds the guard for toolset under cfg.
+func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*guard.Guard, error) {
+	policy, err := guard.NewPolicy(cfg.Policy.Allow, cfg.Policy.Deny)
+	if err != nil {
+		return nil, err
+	}
+	schemas := map[string]json.RawMessage{}
+	paths := map[string][]string{}
+	for _, t := range toolset {
+		schemas[t.Tool.Name] = t.Tool.RawInputSchema
+		paths[t.Tool.Name] = t.Meta.PathArgs
+	}
+	v, err := guard.NewValidator(schemas, paths)
+	if err != nil {
+		return nil, err
+	}
+	return guard.New(guard.Config{
+		Policy:         policy,
+		Limits:         guard.Limits{MaxCalls: cfg.Limits.MaxCallsPerSession, MaxOutputBytes: cfg.Limits.MaxOutputBytesPerSession},
+		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
+		CallTimeout:    cfg.Limits.CallTimeout,
+	}, GuardInfo(toolset), v, audit), nil
+}
+
+// AuditPath is the configured audit file, or the default under the XDG
+// state directory.
+func AuditPath(cfg configs.Config) string {
+	if cfg.Audit.Path != "" {
+		return cfg.Audit.Path
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return filepath.Join(os.TempDir(), fmt.Sprintf("toolwarden-%d", os.Getuid()), "audit.jsonl")
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "toolwarden", "audit.jsonl")
+}

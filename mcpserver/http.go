@@ -1,0 +1,152 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/configs"
+)
+
+// HTTPOptions configures the HTTP transports.
+type HTTPOptions struct {
+	Token          string
+	AllowedHosts   []string
+	AllowedOrigins []string
+	MaxBodyBytes   int64
+	MaxSessions    int
+	IdleTimeout    time.Duration
+}
+
+// Paths served on the HTTP listener.
+const (
+	PathStreamable = "/mcp"
+	PathSSE        = "/sse"
+	PathMessage    = "/message"
+)
+
+// HTTPHandler serves streamable HTTP at /mcp and legacy SSE at /sse (with
+// its message endpoint at /message), behind Host, Origin, bearer-token and
+// body-size checks. The returned stop function closes open sessions.
+func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context)) {
+	sessions := newSessionIDs(opts.MaxSessions)
+	streamable := server.NewStreamableHTTPServer(s.mcp,
+		server.WithSessionIdManager(sessions),
+		server.WithSessionIdleTTL(opts.IdleTimeout),
+		server.WithStreamableHTTPLogger(s.log),
+	)
+	sse := server.NewSSEServer(s.mcp,
+		server.WithSSEEndpoint(PathSSE),
+		server.WithMessageEndpoint(PathMessage),
+		server.WithKeepAlive(true),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(PathStreamable, limitSessions(sessions, streamable))
+	mux.Handle(PathSSE, sse.SSEHandler())
+	mux.Handle(PathMessage, sse.MessageHandler())
+	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.Token, capBody(opts.MaxBodyBytes, mux))))
+	stop := func(ctx context.Context) {
+		_ = sse.Shutdown(ctx)
+		_ = streamable.Shutdown(ctx)
+	}
+	return h, stop
+}
+
+// ServeHTTP listens on ln until ctx is done, then shuts down gracefully.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
+	h, stop := s.HTTPHandler(opts)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	stop(shutdownCtx)
+	err := srv.Shutdown(shutdownCtx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	return err
+}
+
+// checkHost refuses requests whose Host is neither loopback nor allowed, so
+// a DNS-rebound page cannot reach a local server.
+func checkHost(allowed []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if !configs.IsLoopback(host) && !slices.Contains(allowed, r.Host) && !slices.Contains(allowed, host) {
+			http.Error(w, "forbidden: Host "+quote(r.Host)+" is not allowed (http.allowed_hosts)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkOrigin refuses browser requests from origins not explicitly allowed.
+// Requests without an Origin header (non-browser clients) pass.
+func checkOrigin(allowed []string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, o) {
+			http.Error(w, "forbidden: Origin "+quote(o)+" is not allowed (http.allowed_origins)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireToken checks the bearer token in constant time.
+func requireToken(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolwarden"`)
+			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// capBody bounds request bodies.
+func capBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max {
+			http.Error(w, "request body too large (http.max_body_bytes)", http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitSessions refuses new streamable sessions past the cap.
+func limitSessions(ids *sessionIDs, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get(server.HeaderKeySessionID) == "" && ids.full() {
+			http.Error(w, "too many sessions (http.max_sessions)", http.StatusServiceUnavailable)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func quote(s string) string {
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `'`) + `"`
+}

@@ -1,0 +1,95 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// guardMiddleware puts the guard in front of every tool handler: the handler
+// runs only when the guard admits the call, under the call deadline, and its
+// result always goes back through the guard's output cap and audit.
+func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx)}
+		args, err := decodeArgs(req)
+		if err != nil {
+			return toolerr.Result(toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
+				"arguments are not a JSON object: %v", err).WithRule("args.json")), nil
+		}
+		call.Args = args
+		ticket, denial := s.guard.Admit(call)
+		if denial != nil {
+			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
+			return toolerr.Result(denial), nil
+		}
+		res, err := runWithDeadline(ctx, s.guard, next, req)
+		return ticket.Finish(res, err), nil
+	}
+}
+
+// runWithDeadline runs the handler under the call timeout and returns when
+// the deadline passes even if the handler has not noticed it yet.
+func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandlerFunc, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.CallTimeout())
+	defer cancel()
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := next(ctx, req)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise limits.call_timeout.",
+				"the call did not finish within limits.call_timeout (%s)", g.CallTimeout()).WithRule("limits.call_timeout")
+		}
+		return nil, toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
+	}
+}
+
+// decodeArgs returns the call's arguments as plain JSON values, numbers kept
+// exact, for validation and the audit digest.
+func decodeArgs(req mcp.CallToolRequest) (any, error) {
+	raw := req.Params.RawArguments
+	if len(raw) == 0 {
+		if req.Params.Arguments == nil {
+			return nil, nil
+		}
+		var err error
+		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+			return nil, err
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case nil, map[string]any:
+		return v, nil
+	}
+	return nil, errNotObject
+}
+
+var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
+
+func sessionID(ctx context.Context) string {
+	if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
+		return cs.SessionID()
+	}
+	return "anonymous"
+}
