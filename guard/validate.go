@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Validator checks arguments against each tool's input schema (strictly:
