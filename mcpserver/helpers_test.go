@@ -1,0 +1,128 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// fixture is a workspace inside a parent directory that also holds a
+// secret, so that escapes have something to find.
+type fixture struct {
+	parent, ws, auditPath string
+	cfg                   configs.Config
+}
+
+const secret = "TOP-SECRET-OUTSIDE-WORKSPACE"
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	parent := t.TempDir()
+	ws := filepath.Join(parent, "ws")
+	files := map[string]string{
+		"ws/hello.txt":       "hello from toolwarden\n",
+		"ws/src/main.go":     "package main\n\nfunc main() {} // TODO: more\n",
+		"ws/docs/guide.md":   "# Guide\n",
+		"secret.txt":         secret + "\n",
+		"ws_evil/secret.txt": secret + "\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(parent, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(parent, "secret.txt"), filepath.Join(ws, "escape_link")))
+	t.Chdir(parent)
+	for _, k := range []string{"TOOLWARDEN_CONFIG", "TOOLWARDEN_AUDIT_PATH", "TOOLWARDEN_POLICY_ALLOW", "TOOLWARDEN_WORKSPACE"} {
+		t.Setenv(k, "")
+	}
+	l, err := configs.Load(configs.Options{})
+	require.NoError(t, err)
+	cfg := l.Config
+	cfg.Workspace = ws
+	cfg.Audit.Path = filepath.Join(parent, "audit.jsonl")
+	return &fixture{parent: parent, ws: ws, auditPath: cfg.Audit.Path, cfg: cfg}
+}
+
+// server builds a server over the fixture with a real audit log.
+func (f *fixture) server(t *testing.T) *mcpserver.Built {
+	t.Helper()
+	audit, err := guard.OpenAuditLog(f.auditPath)
+	require.NoError(t, err)
+	t.Cleanup(func() { audit.Close() })
+	b, err := mcpserver.Build(f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connect starts and initializes c.
+func connect(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := ctxT(t)
+	require.NoError(t, c.Start(ctx))
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden-test", Version: "1"}
+	_, err := c.Initialize(ctx, init)
+	require.NoError(t, err)
+}
+
+func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	return res
+}
+
+// errorOf parses a tool error result.
+func errorOf(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
+	t.Helper()
+	require.True(t, res.IsError, "expected an error result, got %+v", res)
+	require.NotEmpty(t, res.Content)
+	tc, ok := res.Content[0].(mcp.TextContent)
+	require.True(t, ok)
+	var e toolerr.Error
+	require.NoError(t, json.Unmarshal([]byte(tc.Text), &e), tc.Text)
+	return e
+}
+
+// structured decodes a success result's structured content into out.
+func structured(t *testing.T, res *mcp.CallToolResult, out any) {
+	t.Helper()
+	require.False(t, res.IsError, "unexpected error: %+v", res.Content)
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, out))
+}
+
+func toolNames(tools []mcp.Tool) []string {
+	var names []string
+	for _, t := range tools {
+		names = append(names, t.Name)
+	}
+	return names
+}

@@ -1,0 +1,84 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/toolsnaps"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/sandbox"
+)
+
+// pkgDir is the package directory, where the snapshots live; newFixture
+// changes the working directory.
+var pkgDir = func() string { wd, _ := os.Getwd(); return wd }()
+
+func TestToolSnapshots(t *testing.T) {
+	f := newFixture(t)
+	ws, err := sandbox.Open(f.ws)
+	require.NoError(t, err)
+	defer ws.Close()
+	t.Chdir(pkgDir)
+	for _, tool := range mcpserver.Toolset(f.cfg, ws) {
+		t.Run(tool.Tool.Name, func(t *testing.T) {
+			require.NoError(t, toolsnaps.Test(tool.Tool))
+		})
+	}
+}
+
+var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
+
+// TestToolInvariants checks what every tool must have, across all tools.
+func TestToolInvariants(t *testing.T) {
+	f := newFixture(t)
+	ws, err := sandbox.Open(f.ws)
+	require.NoError(t, err)
+	defer ws.Close()
+	seen := map[string]bool{}
+	for _, tool := range mcpserver.Toolset(f.cfg, ws) {
+		tl := tool.Tool
+		t.Run(tl.Name, func(t *testing.T) {
+			require.False(t, seen[tl.Name], "duplicate tool name")
+			seen[tl.Name] = true
+			require.Regexp(t, snakeName, tl.Name, "names are snake_case without dots")
+			for _, part := range []string{"When to use", "Parameters", "Returns", "Errors", "Side effects", "Example"} {
+				require.Contains(t, tl.Description, part, "description must cover %q", part)
+			}
+			a := tl.Annotations
+			require.NotEmpty(t, a.Title)
+			require.NotNil(t, a.ReadOnlyHint)
+			require.NotNil(t, a.DestructiveHint)
+			require.NotNil(t, a.IdempotentHint)
+			require.NotNil(t, a.OpenWorldHint)
+			require.False(t, *a.ReadOnlyHint && *a.DestructiveHint, "read-only tools cannot be destructive")
+			require.Equal(t, !*a.ReadOnlyHint, tool.Meta.RequiresApproval, "every tool that changes something needs approval")
+			require.NotEmpty(t, tool.Meta.Toolset)
+			require.NotEmpty(t, tool.Meta.Capabilities)
+
+			var in map[string]any
+			require.NoError(t, json.Unmarshal(tl.RawInputSchema, &in))
+			require.Equal(t, "object", in["type"])
+			require.Equal(t, false, in["additionalProperties"], "input schemas must be strict")
+			require.Equal(t, "object", tl.OutputSchema.Type)
+			require.NotEmpty(t, tl.OutputSchema.Properties)
+			props, _ := in["properties"].(map[string]any)
+			for name, p := range props {
+				desc, _ := p.(map[string]any)["description"].(string)
+				require.NotEmpty(t, strings.TrimSpace(desc), "parameter %q needs a description", name)
+			}
+			for _, arg := range tool.Meta.PathArgs {
+				require.Contains(t, props, arg, "declared path argument %q is not in the schema", arg)
+			}
+			example := tl.Description[strings.LastIndex(tl.Description, "Example: ")+len("Example: "):]
+			var ex map[string]any
+			require.NoError(t, json.Unmarshal([]byte(example), &ex), "the example must be valid JSON arguments")
+			for k := range ex {
+				require.Contains(t, props, k, "example uses unknown parameter %q", k)
+			}
+		})
+	}
+}
