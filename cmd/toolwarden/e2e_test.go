@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// binary is the toolwarden binary built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolwarden-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "toolwarden")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		panic("building toolwarden: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const secret = "TOP-SECRET-OUTSIDE-WORKSPACE"
+
+// workspace makes parent/ws with hello.txt, and a secret beside it.
+func workspace(t *testing.T) (ws string, env []string) {
+	t.Helper()
+	parent := t.TempDir()
+	ws = filepath.Join(parent, "ws")
+	require.NoError(t, os.MkdirAll(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from toolwarden\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(parent, "outside.txt"), []byte(secret), 0o644))
+	env = append(cleanEnv(), "TOOLWARDEN_AUDIT_PATH="+filepath.Join(parent, "audit.jsonl"), "HOME="+parent)
+	return ws, env
+}
+
+// cleanEnv is the environment without any TOOLWARDEN_ settings.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "TOOLWARDEN_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func initialize(t *testing.T, c *client.Client) {
+	t.Helper()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
+	_, err := c.Initialize(ctxT(t), init)
+	require.NoError(t, err)
+}
+
+func readHello(t *testing.T, c *client.Client) {
+	t.Helper()
+	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.Tools, 7)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_file"
+	req.Params.Arguments = map[string]any{"path": "hello.txt"}
+	res, err := c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "hello from toolwarden")
+	req.Params.Arguments = map[string]any{"path": "../outside.txt"}
+	res, err = c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.NotContains(t, res.Content[0].(mcp.TextContent).Text, secret)
+}
+
+func TestStdioBinary(t *testing.T) {
+	ws, env := workspace(t)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws)
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+	readHello(t, c)
+}
+
+// startHTTP runs `toolwarden serve --http` on a free loopback port.
+func startHTTP(t *testing.T, ws string, env []string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", addr)
+	cmd.Env = append(env, "TOOLWARDEN_HTTP_TOKEN=e2e-token-0123456789")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "graceful shutdown exits 0")
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("server did not shut down within 10s")
+		}
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "serving HTTP") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return "http://" + addr
+		}
+	}
+	t.Fatal("server did not start")
+	return ""
+}
+
+func TestHTTPBinary(t *testing.T) {
+	ws, env := workspace(t)
+	base := startHTTP(t, ws, env)
+	headers := map[string]string{"Authorization": "Bearer e2e-token-0123456789"}
+	streamable, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(headers))
+	require.NoError(t, err)
+	sse, err := client.NewSSEMCPClient(base+"/sse", transport.WithHeaders(headers))
+	require.NoError(t, err)
+	for name, c := range map[string]*client.Client{"streamable": streamable, "sse": sse} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, c.Start(ctxT(t)))
+			defer c.Close()
+			initialize(t, c)
+			readHello(t, c)
+		})
+	}
+}
+
+func TestHTTPBinaryRefusesNonLoopback(t *testing.T) {
+	ws, env := workspace(t)
+	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", "0.0.0.0:0")
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "flag --http: http.addr")
+	require.Contains(t, string(out), "allow_remote")
+}
+
+// TestPythonClient drives the server with the official Python MCP SDK,
+// a client nobody here wrote. scripts/test provides the interpreter.
+func TestPythonClient(t *testing.T) {
+	py := os.Getenv("TOOLWARDEN_TEST_PYTHON")
+	if py == "" {
+		t.Skip("TOOLWARDEN_TEST_PYTHON is not set; scripts/test sets it up")
+	}
+	script, err := filepath.Abs("../../scripts/pyclient/client_check.py")
+	require.NoError(t, err)
+	ws, env := workspace(t)
+	run := func(args ...string) string {
+		cmd := exec.Command(py, append([]string{script}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	}
+	require.Contains(t, run("stdio", "--cmd", binary, "--workspace", ws), `"escape_denied": true`)
+	base := startHTTP(t, ws, env)
+	out := run("http", "--url", base+"/mcp", "--token", "e2e-token-0123456789", "--sse-url", base+"/sse")
+	require.Contains(t, out, `"transport": "streamable-http"`)
+	require.Contains(t, out, `"transport": "sse"`)
+}
+
+func TestToolsCommand(t *testing.T) {
+	ws, env := workspace(t)
+	run := func(args ...string) []mcp.Tool {
+		cmd := exec.Command(binary, append([]string{"tools", "--workspace", ws}, args...)...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		var tools []mcp.Tool
+		require.NoError(t, json.Unmarshal(out, &tools))
+		return tools
+	}
+	names := func(tools []mcp.Tool) []string {
+		var n []string
+		for _, tool := range tools {
+			n = append(n, tool.Name)
+			require.NotEmpty(t, tool.Description)
+			require.NotNil(t, tool.Annotations.ReadOnlyHint)
+		}
+		return n
+	}
+	require.Len(t, run(), 7)
+	require.Contains(t, names(run("--allow", "write_file")), "write_file")
+	require.NotContains(t, names(run("--allow", "*", "--deny", "*_file")), "write_file")
+	require.Len(t, run("--allow", "*"), 12)
+	require.Empty(t, run("--deny", "*"))
+}
+
+func TestConfigCheckCommand(t *testing.T) {
+	ws, env := workspace(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("workspace: "+ws+"\npolicy:\n  allow: [read_file]\n"), 0o644))
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("limits:\n  max_calls_per_session: -1\n  bogus: 1\n"), 0o644))
+
+	cmd := exec.Command(binary, "config", "check", "--config", good)
+	cmd.Env = env
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "advertised_tools:\n  - read_file\nhidden_tools:")
+
+	cmd = exec.Command(binary, "config", "check", "--config", bad)
+	cmd.Env = env
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), bad+":3: limits.bogus: unknown key")
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	ws, env := workspace(t)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws)
+	require.NoError(t, err)
+	initialize(t, c)
+	readHello(t, c)
+	c.Close()
+	auditPath := filepath.Join(filepath.Dir(ws), "audit.jsonl")
+	out, err := exec.Command(binary, "audit", "verify", auditPath).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "ok: ")
+
+	data, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	tampered := strings.Replace(string(data), `"outcome":"denied"`, `"outcome":"allowed"`, 1)
+	require.NotEqual(t, string(data), tampered)
+	require.NoError(t, os.WriteFile(auditPath, []byte(tampered), 0o600))
+	out, err = exec.Command(binary, "audit", "verify", auditPath).CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "hash mismatch")
+}
