@@ -24,10 +24,7 @@ func newSessionIDs(max int) *sessionIDs {
 	return &sessionIDs{live: map[string]struct{}{}, max: max}
 }
 
-var (
-	errUnknownSession = errors.New("unknown session id")
-	errTooManySession = errors.New("too many sessions")
-)
+var errUnknownSession = errors.New("unknown session id")
 
 // Generate returns a new 256-bit random session ID.
 func (m *sessionIDs) Generate() string {

@@ -41,10 +41,7 @@ func (s *Set) Tools() []tools.Tool {
 	}
 }
 
-var (
-	readAnn  = tools.Annotations{ReadOnly: true, Idempotent: true}
-	readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:**"}, PathArgs: []string{"path"}}
-)
+var readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:**"}, PathArgs: []string{"path"}}
 
 func writeMeta(highRisk bool, pathArgs ...string) tools.Meta {
 	return tools.Meta{Toolset: "fs", Capabilities: []string{"fs:write:**"}, RequiresApproval: true,
