@@ -28,7 +28,7 @@ type fixture struct {
 
 const secret = "TOP-SECRET-OUTSIDE-WORKSPACE"
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	parent := t.TempDir()
 	ws := filepath.Join(parent, "ws")
@@ -58,7 +58,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 // server builds a server over the fixture with a real audit log.
-func (f *fixture) server(t *testing.T) *mcpserver.Built {
+func (f *fixture) server(t testing.TB) *mcpserver.Built {
 	t.Helper()
 	audit, err := guard.OpenAuditLog(f.auditPath)
 	require.NoError(t, err)

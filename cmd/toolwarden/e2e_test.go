@@ -263,3 +263,34 @@ func TestAuditVerifyCommand(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "hash mismatch")
 }
+
+// TestShippedExamples keeps configs/examples working: the client snippets
+// run `toolwarden serve`, and the example config passes `config check`.
+func TestShippedExamples(t *testing.T) {
+	dir := "../../configs/examples"
+	for _, name := range []string{"claude_desktop_config.json", "vscode_mcp.json", "gemini_settings.json"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			require.NoError(t, err)
+			var doc map[string]map[string]struct {
+				Command string   `json:"command"`
+				Args    []string `json:"args"`
+				HTTPURL string   `json:"httpUrl"`
+			}
+			require.NoError(t, json.Unmarshal(data, &doc))
+			servers := doc["mcpServers"]
+			if servers == nil {
+				servers = doc["servers"]
+			}
+			require.Contains(t, servers, "toolwarden")
+			require.Equal(t, "toolwarden", servers["toolwarden"].Command)
+			require.Equal(t, "serve", servers["toolwarden"].Args[0])
+		})
+	}
+	_, env := workspace(t)
+	cmd := exec.Command(binary, "config", "check", "--config", filepath.Join(dir, "toolwarden.yaml"))
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), `policy.allow adds "write_file"`)
+}
