@@ -21,7 +21,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(errOut, "toolwarden stdio: ", log.LstdFlags))
-	err := stdio.Listen(ctx, in, out)
+	err := stdio.Listen(ctx, newLineLimitReader(in, MaxStdioLineBytes), out)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
