@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -72,7 +73,7 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	var cfg Config
 	if err := v.Unmarshal(&cfg, strict); err != nil {
-		return nil, fmt.Errorf("%s: %w", org.describeAll(), err)
+		return nil, org.decodeError(err)
 	}
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
@@ -171,11 +172,21 @@ func (o *origins) of(key string) string {
 	return "default"
 }
 
-func (o *origins) describeAll() string {
-	if o.file != "" {
-		return o.file + " (or TOOLWARDEN_* environment)"
+// decodeLine matches mapstructure's "'key' reason" error lines.
+var decodeLine = regexp.MustCompile(`^'([a-z0-9_.]+)' (.*)$`)
+
+// decodeError rewrites a decoding error as "source: key: reason" lines.
+func (o *origins) decodeError(err error) error {
+	var lines []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if m := decodeLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			lines = append(lines, fmt.Sprintf("%s: %s: %s", o.of(m[1]), m[1], m[2]))
+		}
 	}
-	return "TOOLWARDEN_* environment"
+	if len(lines) == 0 {
+		return fmt.Errorf("config: %w", err)
+	}
+	return errors.New(strings.Join(lines, "\n"))
 }
 
 // EnvName returns the environment variable that sets key.
