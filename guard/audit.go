@@ -173,6 +173,11 @@ func Verify(r io.Reader) (VerifyResult, error) {
 		if err := dec.Decode(&e); err != nil {
 			return res, fmt.Errorf("line %d: not an audit entry: %v", n, err)
 		}
+		// Bytes after the entry are outside the hash, so they could carry
+		// anything unnoticed.
+		if _, err := dec.Token(); err != io.EOF {
+			return res, fmt.Errorf("line %d: not an audit entry: data after the entry", n)
+		}
 		switch {
 		case e.Seq != uint64(n):
 			return res, fmt.Errorf("line %d: sequence number is %d, want %d (a line was deleted, inserted or moved)", n, e.Seq, n)

@@ -3,7 +3,10 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -87,9 +90,18 @@ func decodeArgs(req mcp.CallToolRequest) (any, error) {
 
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
 
+// sessionID names the call's session for limits and the audit log. HTTP
+// session IDs are credentials, so only a digest of them is used; calls of
+// the stateless 2026 protocol have no session and share "anonymous".
 func sessionID(ctx context.Context) string {
-	if cs := server.ClientSessionFromContext(ctx); cs != nil && cs.SessionID() != "" {
-		return cs.SessionID()
+	cs := server.ClientSessionFromContext(ctx)
+	if cs == nil || cs.SessionID() == "" {
+		return "anonymous"
 	}
-	return "anonymous"
+	id := cs.SessionID()
+	if !strings.HasPrefix(id, sessionPrefix) {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return sessionPrefix + hex.EncodeToString(sum[:8])
 }

@@ -33,11 +33,12 @@ func CleanPath(p string) (string, error) {
 		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
 			"path %q is absolute; only paths relative to the workspace are allowed", p).WithRule("path.relative")
 	}
-	if len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0]) {
+	clean := path.Clean(p)
+	// Check the cleaned path too: "./C:/x" cleans to "C:/x".
+	if hasDriveLetter(p) || hasDriveLetter(clean) {
 		return "", toolerr.New(toolerr.PathInvalid, relativeHint,
 			"path %q starts with a drive letter; only paths relative to the workspace are allowed", p).WithRule("path.no_drive_letter")
 	}
-	clean := path.Clean(p)
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
 			"path %q climbs out of the workspace with '..'", p).WithRule("path.inside_workspace")
@@ -71,6 +72,10 @@ func checkChars(p string) error {
 		}
 	}
 	return nil
+}
+
+func hasDriveLetter(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && isASCIILetter(p[0])
 }
 
 func isASCIILetter(b byte) bool {
