@@ -294,3 +294,40 @@ func TestShippedExamples(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), `policy.allow adds "write_file"`)
 }
+
+// TestHTTPGeneratedToken: with no token configured, serve prints a random
+// one to stderr once, and only that token opens the server.
+func TestHTTPGeneratedToken(t *testing.T) {
+	ws, env := workspace(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", addr)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	token := ""
+	for sc.Scan() && token == "" {
+		if strings.Contains(sc.Text(), "generated bearer token") && sc.Scan() {
+			token = strings.TrimSpace(sc.Text())
+		}
+	}
+	require.Len(t, token, 64)
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	var c *client.Client
+	require.Eventually(t, func() bool {
+		c, err = client.NewStreamableHttpClient("http://"+addr+"/mcp",
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		return err == nil && c.Start(ctxT(t)) == nil
+	}, 10*time.Second, 50*time.Millisecond)
+	defer c.Close()
+	initialize(t, c)
+	readHello(t, c)
+}
