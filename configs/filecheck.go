@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -56,7 +57,24 @@ func (w *keyWalker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 			continue
 		}
 		w.keys = append(w.keys, key)
+		w.checkValue(val, field.Type, key)
 	}
+}
+
+// checkValue decodes a value into its field's type, so that a wrong type is
+// reported with its line and key.
+func (w *keyWalker) checkValue(val *yaml.Node, t reflect.Type, key string) {
+	err := val.Decode(reflect.New(t).Interface())
+	if err == nil {
+		return
+	}
+	reason := err.Error()
+	if t == reflect.TypeFor[time.Duration]() {
+		reason = fmt.Sprintf("%q is not a duration (write e.g. 30s, 5m or 1h)", val.Value)
+	} else if i := strings.LastIndex(reason, ": "); i >= 0 {
+		reason = reason[i+2:] // drop yaml's "unmarshal errors: line N" prefix
+	}
+	w.errs = append(w.errs, fmt.Sprintf("%s:%d: %s: %s", w.file, val.Line, key, reason))
 }
 
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {

@@ -54,6 +54,9 @@ func (v *Validator) Validate(tool string, args any) *toolerr.Error {
 	if args == nil {
 		args = map[string]any{}
 	}
+	if err := checkShape(args, 0); err != nil {
+		return err
+	}
 	if err := s.Validate(args); err != nil {
 		return toolerr.New(toolerr.InvalidSchema, schemaHint, "arguments do not match the input schema: %s",
 			describe(err)).WithRule("args.schema")
@@ -62,6 +65,40 @@ func (v *Validator) Validate(tool string, args any) *toolerr.Error {
 	for _, name := range v.paths[tool] {
 		if err := checkPathArg(name, m[name]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// Bounds on the shape of arguments, checked before the schema: the schema
+// validator checks integers with math/big, so a number like 1e999999 costs
+// it tens of milliseconds; numbers must fit a float64.
+const (
+	maxArgDepth     = 32
+	maxNumberLength = 40
+)
+
+func checkShape(v any, depth int) *toolerr.Error {
+	if depth > maxArgDepth {
+		return toolerr.New(toolerr.InvalidSchema, schemaHint, "arguments are nested more than %d levels deep", maxArgDepth).WithRule("args.depth")
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Float64(); err != nil || len(x) > maxNumberLength {
+			return toolerr.New(toolerr.InvalidSchema, schemaHint,
+				"number %.20s… is out of range or written with more than %d characters", x, maxNumberLength).WithRule("args.number")
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := checkShape(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkShape(e, depth+1); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
