@@ -66,7 +66,7 @@ func checkChars(p string) error {
 			"path %q contains a backslash; use forward slashes", p).WithRule("path.no_backslash")
 	}
 	for _, r := range p {
-		if r == 0 || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if r == 0 || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == '\u3164' {
 			return toolerr.New(toolerr.PathInvalid, relativeHint,
 				"path %q contains the control or invisible character %U", p, r).WithRule("path.no_control_chars")
 		}

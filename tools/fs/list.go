@@ -104,6 +104,9 @@ func (s *Set) walk(ctx context.Context, dir string, depth int) (ListOut, error) 
 			return nil
 		}
 		if sandbox.IsTempName(d.Name()) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if len(out.Entries) >= s.limits.MaxTreeEntries {

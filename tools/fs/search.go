@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"path"
 	"regexp"
@@ -76,7 +77,8 @@ func (s *Set) searchFiles() tools.Tool {
 				out.Matches = append(out.Matches, path.Join(rel, p))
 				return nil
 			}, doublestar.WithNoFollow())
-			if err != nil {
+			// Unlike fs.WalkDir, GlobWalk returns the callback's fs.SkipAll.
+			if err != nil && !errors.Is(err, fs.SkipAll) {
 				return SearchOut{}, sandbox.MapError(rel, err)
 			}
 			return out, nil
@@ -211,9 +213,13 @@ func (g *grepper) included(p string) bool {
 	if g.include == "" {
 		return true
 	}
-	relToRoot := strings.TrimPrefix(strings.TrimPrefix(p, g.root), "/")
-	if relToRoot == "" {
-		relToRoot = path.Base(p)
+	// Relative to the searched path; a file searched by itself matches by name.
+	relToRoot := path.Base(p)
+	switch {
+	case g.root == ".":
+		relToRoot = p
+	case strings.HasPrefix(p, g.root+"/"):
+		relToRoot = p[len(g.root)+1:]
 	}
 	ok, _ := doublestar.Match(g.include, relToRoot)
 	return ok

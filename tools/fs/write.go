@@ -115,6 +115,10 @@ func (s *Set) createDirectory() tools.Tool {
 			}
 			_, statErr := s.ws.Lstat(rel)
 			if err := s.ws.MkdirAll(rel); err != nil {
+				if toolerr.CodeOf(err) == toolerr.AlreadyExists {
+					return CreateDirOut{}, toolerr.New(toolerr.NotADirectory, "A file is in the way: choose another name or delete it first.",
+						"%q exists and is not a directory", rel)
+				}
 				return CreateDirOut{}, err
 			}
 			return CreateDirOut{Path: rel, Created: statErr != nil}, nil
