@@ -55,7 +55,10 @@ func measure(res *mcp.CallToolResult) (int, string) {
 		}
 	}
 	if res.StructuredContent != nil {
-		b, _ := json.Marshal(res.StructuredContent)
+		b, ok := res.StructuredContent.(json.RawMessage)
+		if !ok {
+			b, _ = json.Marshal(res.StructuredContent)
+		}
 		size += len(b)
 		if text == "" {
 			text = string(b)

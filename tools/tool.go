@@ -75,8 +75,22 @@ func handle[In, Out any](h Handler[In, Out]) server.ToolHandlerFunc {
 		if err != nil {
 			return toolerr.Result(toolerr.As(err)), nil
 		}
-		return mcp.NewToolResultStructuredOnly(out), nil
+		return structuredResult(out)
 	}
+}
+
+// structuredResult returns out as structured content and, as the MCP spec
+// asks for compatibility, as its JSON text. Both share one encoding: the
+// structured content is kept as raw JSON so it is not encoded again.
+func structuredResult(out any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(string(b))},
+		StructuredContent: json.RawMessage(b),
+	}, nil
 }
 
 // decodeArgs decodes the call's arguments strictly (unknown fields are an
