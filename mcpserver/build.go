@@ -43,12 +43,7 @@ func Build(cfg configs.Config, audit guard.Auditor, version string, log *slog.Lo
 
 // Toolset returns every tool toolwarden knows for this configuration.
 func Toolset(cfg configs.Config, ws *sandbox.Workspace) []tools.Tool {
-	f := cfg.FS
-	return fs.New(ws, fs.Limits{
-		MaxReadBytes: f.MaxReadBytes, MaxFilesPerRead: f.MaxFilesPerRead, MaxWriteBytes: f.MaxWriteBytes,
-		MaxTreeDepth: f.MaxTreeDepth, MaxTreeEntries: f.MaxTreeEntries, MaxSearchResults: f.MaxSearchResults,
-		MaxGrepMatches: f.MaxGrepMatches, MaxGrepFileBytes: f.MaxGrepFileBytes,
-	}).Tools()
+	return fs.New(ws, cfg.FS).Tools()
 }
 
 // NewGuard builds the guard for toolset under cfg.

@@ -5,21 +5,14 @@
 package fs
 
 import (
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
-// Limits bound what one call may read, write or list.
-type Limits struct {
-	MaxReadBytes     int64
-	MaxFilesPerRead  int
-	MaxWriteBytes    int64
-	MaxTreeDepth     int
-	MaxTreeEntries   int
-	MaxSearchResults int
-	MaxGrepMatches   int
-	MaxGrepFileBytes int64
-}
+// Limits bound what one call may read, write or list; they are the
+// config's fs section.
+type Limits = configs.FS
 
 // Set is the file toolset over one workspace.
 type Set struct {
