@@ -20,7 +20,7 @@ import (
 func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx)}
-		args, err := decodeArgs(req)
+		args, raw, err := decodeArgs(req)
 		if err != nil {
 			return toolerr.Result(toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
 				"arguments are not a JSON object: %v", err).WithRule("args.json")), nil
@@ -31,6 +31,9 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 			return toolerr.Result(denial), nil
 		}
+		// The handler decodes the very bytes the guard validated, and need
+		// not encode the arguments again.
+		req.Params.RawArguments = raw
 		res, err := runWithDeadline(ctx, s.guard, next, req)
 		return ticket.Finish(res, err), nil
 	}
@@ -63,29 +66,29 @@ func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandle
 }
 
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept
-// exact, for validation and the audit digest.
-func decodeArgs(req mcp.CallToolRequest) (any, error) {
+// exact, for validation and the audit digest, with the JSON they came from.
+func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 	raw := req.Params.RawArguments
 	if len(raw) == 0 {
 		if req.Params.Arguments == nil {
-			return nil, nil
+			return nil, nil, nil
 		}
 		var err error
 		if raw, err = json.Marshal(req.Params.Arguments); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch v.(type) {
 	case nil, map[string]any:
-		return v, nil
+		return v, raw, nil
 	}
-	return nil, errNotObject
+	return nil, nil, errNotObject
 }
 
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")

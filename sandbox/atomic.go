@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 )
 
 // tempPrefix marks the temporary files of atomic writes; tools hide them.
@@ -26,7 +27,7 @@ func (w *Workspace) WriteFileAtomic(rel string, data []byte) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := w.root.Lstat(rel); err == nil {
 		if fi.IsDir() {
-			return mapErr(rel, &fs.PathError{Op: "write", Path: rel, Err: errIsDir})
+			return mapErr(rel, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR})
 		}
 		if fi.Mode().IsRegular() {
 			perm = fi.Mode().Perm()

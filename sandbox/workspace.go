@@ -175,5 +175,3 @@ func isEscape(err error) bool {
 	}
 	return false
 }
-
-var errIsDir = syscall.EISDIR
