@@ -2,40 +2,52 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
+
+// benchServer is a server over a workspace holding a 4 KiB bench.txt.
+func benchServer(b *testing.B) *mcpserver.Built {
+	f := newFixture(b)
+	require.NoError(b, os.WriteFile(f.ws+"/bench.txt", []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644))
+	return f.server(b)
+}
 
 // BenchmarkReadFile4KiBInProcess measures a read_file of a 4 KiB file
 // through the whole server (protocol, guard, audit, tool) in-process.
 func BenchmarkReadFile4KiBInProcess(b *testing.B) {
-	f := newFixture(b)
-	require.NoError(b, os.WriteFile(f.ws+"/bench.txt", []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644))
-	srv := f.server(b)
-	c, err := client.NewInProcessClient(srv.MCP())
-	require.NoError(b, err)
+	c := inProcess(b, benchServer(b))
 	ctx := context.Background()
-	require.NoError(b, c.Start(ctx))
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
-	_, err = c.Initialize(ctx, init)
-	require.NoError(b, err)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_file"
 	req.Params.Arguments = map[string]any{"path": "bench.txt"}
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		res, err := c.CallTool(ctx, req)
 		if err != nil || res.IsError {
 			b.Fatalf("call failed: %v %+v", err, res)
+		}
+	}
+}
+
+// BenchmarkReadFile4KiBServerSide measures the server's share of a 4 KiB
+// read_file: one JSON-RPC message in, the response out, without a client.
+func BenchmarkReadFile4KiBServerSide(b *testing.B) {
+	srv := benchServer(b)
+	ctx := context.Background()
+	srv.MCP().HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"bench.txt"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := json.Marshal(srv.MCP().HandleMessage(ctx, msg))
+		if err != nil || !strings.Contains(string(out), "0123456789abcdef") || strings.Contains(string(out), `"isError":true`) {
+			b.Fatalf("bad response %.300s", out)
 		}
 	}
 }

@@ -69,14 +69,14 @@ func (f *fixture) server(t testing.TB) *mcpserver.Built {
 	return b
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
 // connect starts and initializes c.
-func connect(t *testing.T, c *client.Client) {
+func connect(t testing.TB, c *client.Client) {
 	t.Helper()
 	ctx := ctxT(t)
 	require.NoError(t, c.Start(ctx))

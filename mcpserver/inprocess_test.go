@@ -21,7 +21,7 @@ import (
 	"github.com/toolwarden/toolwarden/tools/fs"
 )
 
-func inProcess(t *testing.T, b *mcpserver.Built) *client.Client {
+func inProcess(t testing.TB, b *mcpserver.Built) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClient(b.MCP())
 	require.NoError(t, err)
