@@ -1,8 +1,11 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,7 +14,6 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
-	"github.com/toolwarden/toolwarden/tools/fs"
 )
 
 // Built is a server assembled from a configuration, with the workspace it
@@ -20,30 +22,37 @@ type Built struct {
 	*Server
 	Workspace *sandbox.Workspace
 	Tools     []tools.Tool
+	// Unavailable lists the toolsets that could not be opened.
+	Unavailable []Unavailable
+	closers     []io.Closer
 }
 
-// Close releases the workspace.
-func (b *Built) Close() error { return b.Workspace.Close() }
+// Close releases the backends and the workspace.
+func (b *Built) Close() error {
+	var errs []error
+	for i := len(b.closers) - 1; i >= 0; i-- {
+		errs = append(errs, b.closers[i].Close())
+	}
+	return errors.Join(append(errs, b.Workspace.Close())...)
+}
 
 // Build assembles the tools, the guard and the server from cfg; decisions
-// are recorded in audit.
-func Build(cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger) (*Built, error) {
+// are recorded in audit. A toolset whose backend cannot be opened is left
+// out and listed in Unavailable.
+func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger) (*Built, error) {
 	ws, err := sandbox.Open(cfg.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	toolset := Toolset(cfg, ws)
-	g, err := NewGuard(cfg, toolset, audit)
+	b := &Built{Workspace: ws}
+	b.Tools, b.closers, b.Unavailable = openBackends(ctx, backendEnv{Config: cfg, Workspace: ws, Log: log})
+	g, err := NewGuard(cfg, b.Tools, audit)
 	if err != nil {
-		ws.Close()
+		b.Close()
 		return nil, err
 	}
-	return &Built{Server: New(g, toolset, version, log), Workspace: ws, Tools: toolset}, nil
-}
-
-// Toolset returns every tool toolwarden knows for this configuration.
-func Toolset(cfg configs.Config, ws *sandbox.Workspace) []tools.Tool {
-	return fs.New(ws, cfg.FS).Tools()
+	b.Server = New(g, b.Tools, version, log)
+	return b, nil
 }
 
 // NewGuard builds the guard for toolset under cfg.

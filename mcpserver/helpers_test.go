@@ -63,7 +63,7 @@ func (f *fixture) server(t testing.TB) *mcpserver.Built {
 	audit, err := guard.OpenAuditLog(f.auditPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { audit.Close() })
-	b, err := mcpserver.Build(f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, err := mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	return b

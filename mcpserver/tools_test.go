@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/toolsnaps"
-	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 // pkgDir is the package directory, where the snapshots live; newFixture
@@ -19,11 +17,9 @@ var pkgDir = func() string { wd, _ := os.Getwd(); return wd }()
 
 func TestToolSnapshots(t *testing.T) {
 	f := newFixture(t)
-	ws, err := sandbox.Open(f.ws)
-	require.NoError(t, err)
-	defer ws.Close()
+	b := f.server(t)
 	t.Chdir(pkgDir)
-	for _, tool := range mcpserver.Toolset(f.cfg, ws) {
+	for _, tool := range b.Tools {
 		t.Run(tool.Tool.Name, func(t *testing.T) {
 			require.NoError(t, toolsnaps.Test(tool.Tool))
 		})
@@ -34,12 +30,8 @@ var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
 
 // TestToolInvariants checks what every tool must have, across all tools.
 func TestToolInvariants(t *testing.T) {
-	f := newFixture(t)
-	ws, err := sandbox.Open(f.ws)
-	require.NoError(t, err)
-	defer ws.Close()
 	seen := map[string]bool{}
-	for _, tool := range mcpserver.Toolset(f.cfg, ws) {
+	for _, tool := range newFixture(t).server(t).Tools {
 		tl := tool.Tool
 		t.Run(tl.Name, func(t *testing.T) {
 			require.False(t, seen[tl.Name], "duplicate tool name")

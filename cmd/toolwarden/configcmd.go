@@ -32,22 +32,24 @@ func newConfigCmd() *cobra.Command {
 
 // effective is what `config check` prints.
 type effective struct {
-	Source     string         `yaml:"source"`
-	Widenings  []string       `yaml:"widenings,omitempty"`
-	Advertised []string       `yaml:"advertised_tools"`
-	Hidden     []string       `yaml:"hidden_tools"`
-	AuditPath  string         `yaml:"audit_path"`
-	Config     configs.Config `yaml:"config"`
+	Source     string   `yaml:"source"`
+	Widenings  []string `yaml:"widenings,omitempty"`
+	Advertised []string `yaml:"advertised_tools"`
+	Hidden     []string `yaml:"hidden_tools"`
+	// Unavailable lists toolsets whose backend could not be opened.
+	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
+	AuditPath   string                  `yaml:"audit_path"`
+	Config      configs.Config          `yaml:"config"`
 }
 
 func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
-	b, err := mcpserver.Build(l.Config, guard.Discard{}, version, newLogger("error"))
+	b, err := mcpserver.Build(cmd.Context(), l.Config, guard.Discard{}, version, newLogger("error"))
 	if err != nil {
 		return err
 	}
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
-		Advertised: []string{}, Hidden: []string{}}
+		Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{}}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}

@@ -39,7 +39,7 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 		return err
 	}
 	defer audit.Close()
-	b, err := mcpserver.Build(cfg, audit, version, log)
+	b, err := mcpserver.Build(cmd.Context(), cfg, audit, version, log)
 	if err != nil {
 		return err
 	}
