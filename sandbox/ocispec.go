@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"strconv"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+)
+
+// sandboxUID is the user every sandboxed program runs as (nobody).
+const sandboxUID = 65534
+
+// ociSpec is the whole isolation policy of a gVisor run, in one place: a
+// read-only root holding only the skeleton and read-only binds of
+// root.binds, the workspace (read-only unless req says otherwise), the
+// request's files read-only, size-capped tmpfs scratch, user nobody, no
+// capabilities, no new privileges, rlimits, fresh namespaces including an
+// empty network one. Nothing here is widened by the environment.
+func ociSpec(req Request, root *rootfs, filesDir string) *specs.Spec {
+	l := req.Limits
+	cwd := ScratchDir
+	mounts := []specs.Mount{
+		{Destination: "/proc", Type: "proc", Source: "proc"},
+		{Destination: "/dev", Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "noexec", "mode=755", "size=1m"}},
+		{Destination: ScratchDir, Type: "tmpfs", Source: "tmpfs",
+			Options: []string{"nosuid", "nodev", "mode=1777", "size=" + strconv.FormatInt(l.ScratchBytes, 10)}},
+		{Destination: FilesDir, Type: "bind", Source: filesDir, Options: []string{"rbind", "ro", "nosuid", "nodev"}},
+	}
+	for _, b := range root.binds {
+		mounts = append(mounts, specs.Mount{Destination: b, Type: "bind", Source: b, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
+	if req.Workspace != "" {
+		mode := "ro"
+		if req.WorkspaceWritable {
+			mode = "rw"
+		}
+		mounts = append(mounts, specs.Mount{Destination: WorkspaceDir, Type: "bind", Source: req.Workspace,
+			Options: []string{"rbind", mode, "nosuid", "nodev"}})
+		cwd = WorkspaceDir
+	}
+	if req.Cache != "" {
+		mounts = append(mounts, specs.Mount{Destination: CacheDir, Type: "bind", Source: req.Cache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
+	return &specs.Spec{
+		Version:  specs.Version,
+		Hostname: "sandbox",
+		Root:     &specs.Root{Path: root.dir, Readonly: true},
+		Process: &specs.Process{
+			User:            specs.User{UID: sandboxUID, GID: sandboxUID},
+			Args:            req.Argv,
+			Env:             req.Env,
+			Cwd:             cwd,
+			Capabilities:    &specs.LinuxCapabilities{},
+			NoNewPrivileges: true,
+			Rlimits:         rlimits(l),
+		},
+		Mounts: mounts,
+		Linux: &specs.Linux{
+			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace},
+				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}, {Type: specs.MountNamespace}},
+		},
+	}
+}
+
+// rlimits are the per-process limits of every sandboxed program.
+func rlimits(l Limits) []specs.POSIXRlimit {
+	return []specs.POSIXRlimit{
+		{Type: "RLIMIT_NOFILE", Hard: l.NoFile, Soft: l.NoFile},
+		{Type: "RLIMIT_NPROC", Hard: l.NProc, Soft: l.NProc},
+		{Type: "RLIMIT_FSIZE", Hard: uint64(l.FileSize), Soft: uint64(l.FileSize)},
+		{Type: "RLIMIT_AS", Hard: uint64(l.AddressSpace), Soft: uint64(l.AddressSpace)},
+		{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
+	}
+}

@@ -1,0 +1,127 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// runIDPrefix starts every run's ID, container name, cgroup and directory,
+// so leftovers of a crash are recognisable.
+const runIDPrefix = "tw-"
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return runIDPrefix + hex.EncodeToString(b)
+}
+
+// joinCgroupScript makes the process join every cgroup given before "--"
+// and then become the command after it, so the command and everything it
+// starts are limited from their first instruction. The arguments are data
+// to this fixed script, never shell code.
+const joinCgroupScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"`
+
+// exitSetup is the exit status of the join script when it cannot join.
+const exitSetup = 125
+
+// writeFiles writes req.Files into a fresh directory dir.
+func writeFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, data := range files {
+		if name == "" || filepath.Base(name) != name || name == "." || name == ".." {
+			return fmt.Errorf("sandbox file name %q is not a plain name", name)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o444); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// supervised is one sandboxed process being watched for the end of its
+// run: exit, timeout, cancellation or output overflow.
+type supervised struct {
+	cmd            *exec.Cmd
+	stdout, stderr *capture
+	overflow       chan struct{}
+}
+
+// newSupervised prepares argv to run in cg with req's stdin and output caps.
+func newSupervised(argv []string, cg *runCgroup, req Request) *supervised {
+	s := &supervised{overflow: make(chan struct{}, 2)}
+	signal := func() { s.overflow <- struct{}{} }
+	s.stdout = newCapture(req.Limits.OutputBytes, signal)
+	s.stderr = newCapture(req.Limits.OutputBytes, signal)
+	args := append([]string{"-c", joinCgroupScript, "toolwarden-sandbox"}, cg.procsFiles()...)
+	args = append(append(args, "--"), argv...)
+	s.cmd = exec.Command("/bin/sh", args...)
+	s.cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	s.cmd.Stdin = bytes.NewReader(req.Stdin)
+	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return s
+}
+
+// run starts the process and waits for it, calling kill when it must stop
+// early; it reports which limit stopped it ("" for a normal exit).
+func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()) (string, error) {
+	if err := s.cmd.Start(); err != nil {
+		return "", fmt.Errorf("start sandbox: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var reason string
+	select {
+	case err := <-done:
+		return "", exitErr(err)
+	case <-timer.C:
+		reason = LimitTimeout
+	case <-s.overflow:
+		reason = LimitOutput
+	case <-ctx.Done():
+	}
+	kill()
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	err := <-done
+	if reason == "" {
+		return "", ctx.Err()
+	}
+	return reason, exitErr(err)
+}
+
+// exitErr keeps only errors that are not an exit status.
+func exitErr(err error) error {
+	var ee *exec.ExitError
+	if err == nil || errors.As(err, &ee) {
+		return nil
+	}
+	return err
+}
+
+// result collects the outcome of s.
+func (s *supervised) result(start time.Time, limit string) Result {
+	r := Result{Duration: time.Since(start), Limit: limit, ExitCode: -1}
+	r.Stdout, r.StdoutTruncated = s.stdout.bytes()
+	r.Stderr, r.StderrTruncated = s.stderr.bytes()
+	if ps := s.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.ExitCode = 128 + int(ws.Signal())
+		} else {
+			r.ExitCode = ps.ExitCode()
+		}
+	}
+	return r
+}

@@ -1,0 +1,119 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Runsc runs programs under gVisor: `runsc run` with a per-run OCI bundle,
+// no network, a dedicated state root and a per-run cgroup.
+type Runsc struct {
+	// Path is the runsc binary; Platform is systrap or ptrace.
+	Path, Platform string
+	// Flags are extra global flags this runsc version needs.
+	Flags []string
+	// StateDir holds runsc's --root, the rootfs skeleton and run bundles.
+	StateDir string
+	root     *rootfs
+}
+
+// NewRunsc prepares the state directory of a runsc backend.
+func NewRunsc(path, platform, stateDir string, flags []string) (*Runsc, error) {
+	root, err := prepareRootfs(filepath.Join(stateDir, "rootfs"))
+	if err != nil {
+		return nil, fmt.Errorf("prepare sandbox rootfs: %w", err)
+	}
+	return &Runsc{Path: path, Platform: platform, Flags: flags, StateDir: stateDir, root: root}, nil
+}
+
+// Name implements Runner.
+func (r *Runsc) Name() string { return "runsc/" + r.Platform }
+
+func (r *Runsc) globalArgs() []string {
+	args := []string{"--root=" + filepath.Join(r.StateDir, "runsc"), "--platform=" + r.Platform, "--network=none"}
+	return append(args, r.Flags...)
+}
+
+// Run implements Runner.
+func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
+	req.Limits = req.Limits.WithDefaults()
+	id := newRunID()
+	runDir := filepath.Join(r.StateDir, "runs", id)
+	defer os.RemoveAll(runDir)
+	filesDir, bundle := filepath.Join(runDir, "files"), filepath.Join(runDir, "bundle")
+	if err := writeFiles(filesDir, req.Files); err != nil {
+		return Result{}, err
+	}
+	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir)); err != nil {
+		return Result{}, err
+	}
+	cg, err := newRunCgroup(id, req.Limits)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cg.remove()
+	argv := append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)
+	s := newSupervised(argv, cg, req)
+	start := time.Now()
+	limit, err := s.run(ctx, req.Limits.Timeout, func() { r.kill(id) })
+	r.delete(id)
+	if err != nil {
+		return Result{}, err
+	}
+	res := s.result(start, limit)
+	if res.ExitCode == exitSetup && limit == "" {
+		return Result{}, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(string(res.Stderr)))
+	}
+	if res.Limit == "" {
+		res.Limit = cg.hit()
+	}
+	return res, nil
+}
+
+func writeBundle(dir string, spec any) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	data, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "config.json"), data, 0o600)
+}
+
+// runsc runs a runsc management command, bounded in time.
+func (r *Runsc) runsc(args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, r.Path, append(r.globalArgs(), args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("runsc %s: %w: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (r *Runsc) kill(id string) { _ = r.runsc("kill", "--all", id, "KILL") }
+
+func (r *Runsc) delete(id string) { _ = r.runsc("delete", "--force", id) }
+
+// Cleanup removes what a crashed server left behind: containers in the
+// state root, run directories and run cgroups.
+func (r *Runsc) Cleanup() error {
+	out, _ := exec.Command(r.Path, append(r.globalArgs(), "list", "--quiet")...).Output()
+	for _, id := range strings.Fields(string(out)) {
+		if strings.HasPrefix(id, runIDPrefix) {
+			r.kill(id)
+			r.delete(id)
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(r.StateDir, "runs")); err != nil {
+		return err
+	}
+	return cleanupCgroups()
+}
