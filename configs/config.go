@@ -22,6 +22,7 @@ type Config struct {
 	FS        FS     `mapstructure:"fs" yaml:"fs"`
 	Audit     Audit  `mapstructure:"audit" yaml:"audit"`
 	HTTP      HTTP   `mapstructure:"http" yaml:"http"`
+	Exec      Exec   `mapstructure:"exec" yaml:"exec"`
 	Log       Log    `mapstructure:"log" yaml:"log"`
 }
 
@@ -71,4 +72,67 @@ type HTTP struct {
 // Log configures the stderr logger.
 type Log struct {
 	Level string `mapstructure:"level" yaml:"level"`
+}
+
+// Exec configures the sandboxed execution tools, run_script and
+// run_command.
+type Exec struct {
+	// Backend is auto (gVisor runsc, else bubblewrap), runsc or bwrap.
+	Backend   string `mapstructure:"backend" yaml:"backend"`
+	RunscPath string `mapstructure:"runsc_path" yaml:"runsc_path"`
+	BwrapPath string `mapstructure:"bwrap_path" yaml:"bwrap_path"`
+	// StateDir holds the runtimes' state; empty means under the XDG state dir.
+	StateDir string `mapstructure:"state_dir" yaml:"state_dir"`
+	// GoCache is the prepared, read-only GOCACHE for go scripts; empty
+	// means under the XDG cache dir.
+	GoCache string `mapstructure:"go_cache" yaml:"go_cache"`
+	// Interpreters enables a subset of python, bash and go for run_script.
+	Interpreters []string `mapstructure:"interpreters" yaml:"interpreters"`
+	// WorkspaceWritable mounts the workspace read-write (a widening).
+	WorkspaceWritable bool       `mapstructure:"workspace_writable" yaml:"workspace_writable"`
+	Limits            ExecLimits `mapstructure:"limits" yaml:"limits"`
+	// Commands is run_command's allowlist; empty leaves run_command out.
+	Commands []Command `mapstructure:"commands" yaml:"commands"`
+}
+
+// ExecLimits bound one sandboxed run.
+type ExecLimits struct {
+	// Timeout is the default wall-clock limit; MaxTimeout is the most a
+	// call may ask for with timeout_seconds.
+	Timeout           time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	MaxTimeout        time.Duration `mapstructure:"max_timeout" yaml:"max_timeout"`
+	MemoryBytes       int64         `mapstructure:"memory_bytes" yaml:"memory_bytes"`
+	CPUs              float64       `mapstructure:"cpus" yaml:"cpus"`
+	Pids              int64         `mapstructure:"pids" yaml:"pids"`
+	NoFile            uint64        `mapstructure:"nofile" yaml:"nofile"`
+	NProc             uint64        `mapstructure:"nproc" yaml:"nproc"`
+	FileSizeBytes     int64         `mapstructure:"file_size_bytes" yaml:"file_size_bytes"`
+	AddressSpaceBytes int64         `mapstructure:"address_space_bytes" yaml:"address_space_bytes"`
+	ScratchBytes      int64         `mapstructure:"scratch_bytes" yaml:"scratch_bytes"`
+	OutputBytes       int           `mapstructure:"output_bytes" yaml:"output_bytes"`
+	// MaxInputBytes caps script plus stdin.
+	MaxInputBytes int `mapstructure:"max_input_bytes" yaml:"max_input_bytes"`
+}
+
+// Command is one program run_command may run: a fixed argv prefix, and
+// what the model may append.
+type Command struct {
+	// Name is what the model passes as `command`, e.g. git_status.
+	Name        string `mapstructure:"name" yaml:"name"`
+	Description string `mapstructure:"description" yaml:"description"`
+	// Argv is the fixed program and leading arguments; the program is an
+	// absolute path visible inside the sandbox (under /usr).
+	Argv []string `mapstructure:"argv" yaml:"argv"`
+	// MaxArgs caps the arguments the model may append (0: none).
+	MaxArgs int `mapstructure:"max_args" yaml:"max_args"`
+	// AllowFlags lets appended arguments start with "-"; off by default,
+	// since flags such as --output= turn a read into a write.
+	AllowFlags bool `mapstructure:"allow_flags" yaml:"allow_flags"`
+	// ArgPattern, if set, is a regular expression every appended argument
+	// must match in full.
+	ArgPattern string `mapstructure:"arg_pattern" yaml:"arg_pattern"`
+	// Env is fixed environment for the program, besides the sandbox's.
+	Env map[string]string `mapstructure:"env" yaml:"env"`
+	// WorkspaceWritable mounts the workspace read-write for this command.
+	WorkspaceWritable bool `mapstructure:"workspace_writable" yaml:"workspace_writable"`
 }

@@ -57,6 +57,12 @@ func (w *keyWalker) walk(n *yaml.Node, t reflect.Type, prefix string) {
 			continue
 		}
 		w.keys = append(w.keys, key)
+		if field.Type.Kind() == reflect.Slice && field.Type.Elem().Kind() == reflect.Struct && val.Kind == yaml.SequenceNode {
+			for j, item := range val.Content {
+				w.walk(item, field.Type.Elem(), fmt.Sprintf("%s[%d].", key, j))
+			}
+			continue
+		}
 		w.checkValue(val, field.Type, key)
 	}
 }

@@ -42,6 +42,7 @@ func (l *Loaded) validate() error {
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
+	c.Exec.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -168,5 +169,5 @@ func widenings(l *Loaded) []string {
 	for _, o := range c.AllowedOrigins {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
-	return out
+	return append(out, execWidenings(l, def.Exec)...)
 }

@@ -33,9 +33,13 @@ const (
 	LimitExceeded        Code = "limit.exceeded"
 	Timeout              Code = "limit.timeout"
 	Canceled             Code = "canceled"
-	EditNoMatch          Code = "edit.no_match"
-	EditAmbiguous        Code = "edit.ambiguous_match"
-	Internal             Code = "internal"
+	// Sandboxed execution.
+	InvalidInterpreter Code = "invalid_argument.interpreter"
+	FlagNotAllowed     Code = "invalid_argument.flag_not_allowed"
+	SandboxFailed      Code = "sandbox.failed"
+	EditNoMatch        Code = "edit.no_match"
+	EditAmbiguous      Code = "edit.ambiguous_match"
+	Internal           Code = "internal"
 )
 
 // Error is an error the model can act on.

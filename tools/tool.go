@@ -71,7 +71,7 @@ func handle[In, Out any](h Handler[In, Out]) server.ToolHandlerFunc {
 				"Call the tool with exactly the parameters in its inputSchema.",
 				"arguments do not decode: %v", err)), nil
 		}
-		out, err := h(ctx, in)
+		out, err := h(withProgress(ctx, req), in)
 		if err != nil {
 			return toolerr.Result(toolerr.As(err)), nil
 		}
