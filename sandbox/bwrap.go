@@ -23,7 +23,10 @@ type Bwrap struct {
 
 // NewBwrap prepares the state directory of a bubblewrap backend.
 func NewBwrap(path, prlimit, stateDir string) (*Bwrap, error) {
-	root, err := prepareRootfs(filepath.Join(stateDir, "rootfs"))
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	root, err := prepareRootfs(stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("prepare sandbox rootfs: %w", err)
 	}
@@ -111,7 +114,7 @@ func bwrapArgv(prlimit, bwrap string, req Request, root *rootfs, filesDir string
 
 // Cleanup removes run directories and cgroups left by a crashed server.
 func (b *Bwrap) Cleanup() error {
-	if err := os.RemoveAll(filepath.Join(b.StateDir, "runs")); err != nil {
+	if err := removeLeftoverRuns(filepath.Join(b.StateDir, "runs")); err != nil {
 		return err
 	}
 	return cleanupCgroups()

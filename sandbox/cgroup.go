@@ -229,7 +229,7 @@ func cleanupCgroups() error {
 	for _, parent := range parents {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
-			if e.IsDir() && strings.HasPrefix(e.Name(), runIDPrefix) {
+			if e.IsDir() && isLeftover(e.Name()) {
 				errs = append(errs, removeCgroupDir(filepath.Join(parent, e.Name())))
 			}
 		}

@@ -10,18 +10,36 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // runIDPrefix starts every run's ID, container name, cgroup and directory,
-// so leftovers of a crash are recognisable.
+// so leftovers of a crash are recognisable. The server's PID follows, so
+// that a server cleans only the leftovers of servers that are gone, never
+// the live runs of another server sharing the state directory.
 const runIDPrefix = "tw-"
 
 func newRunID() string {
-	b := make([]byte, 8)
+	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	return runIDPrefix + hex.EncodeToString(b)
+	return fmt.Sprintf("%s%d-%s", runIDPrefix, os.Getpid(), hex.EncodeToString(b))
+}
+
+// isLeftover reports whether id names a run of a server that is gone.
+func isLeftover(id string) bool {
+	rest, ok := strings.CutPrefix(id, runIDPrefix)
+	if !ok {
+		return false
+	}
+	pidText, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return pid != os.Getpid() && syscall.Kill(pid, 0) == syscall.ESRCH
 }
 
 // joinCgroupScript makes the process join every cgroup given before "--"
@@ -124,4 +142,19 @@ func (s *supervised) result(start time.Time, limit string) Result {
 		}
 	}
 	return r
+}
+
+// removeLeftoverRuns removes the run directories of servers that are gone.
+func removeLeftoverRuns(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if isLeftover(e.Name()) {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+		}
+	}
+	return errors.Join(errs...)
 }

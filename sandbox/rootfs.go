@@ -1,9 +1,13 @@
 package sandbox
 
 import (
+	"crypto/sha256"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // CacheDir is where Request.Cache is mounted, read-only.
@@ -29,56 +33,102 @@ var rootDirs = []string{"bin", "sbin", "lib", "lib32", "lib64", "libx32"}
 const etcPasswd = "root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/tmp:/usr/sbin/nologin\n"
 const etcGroup = "root:x:0:\nnogroup:x:65534:\n"
 
-// prepareRootfs (re)builds the skeleton in dir. dir must not be reached
-// through a symlink: the runtimes mount over it.
-func prepareRootfs(dir string) (*rootfs, error) {
-	if err := os.RemoveAll(dir); err != nil {
+// prepareRootfs returns the skeleton under stateDir, building it if
+// needed. Its directory is named after its content and never changed once
+// built, so servers sharing stateDir can neither see half a skeleton nor
+// change one under each other's running sandboxes. stateDir must not be
+// reached through a symlink: the runtimes mount over the skeleton.
+func prepareRootfs(stateDir string) (*rootfs, error) {
+	plan, binds, err := rootfsPlan()
+	if err != nil {
 		return nil, err
 	}
-	r := &rootfs{dir: dir, binds: []string{"/usr"}}
-	for _, d := range skeletonDirs {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+	h := sha256.New()
+	for _, name := range slices.Sorted(maps.Keys(plan)) {
+		fmt.Fprintf(h, "%s\x00%s\x00", name, plan[name])
+	}
+	dir := filepath.Join(stateDir, fmt.Sprintf("rootfs-%x", h.Sum(nil)[:8]))
+	r := &rootfs{dir: dir, binds: binds}
+	if real, err := filepath.EvalSymlinks(stateDir); err != nil || real != filepath.Clean(stateDir) {
+		return nil, fmt.Errorf("sandbox state directory %s must exist and not go through a symlink (resolves to %q)", stateDir, real)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return r, nil
+	}
+	tmp, err := os.MkdirTemp(stateDir, "rootfs.tmp-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := buildRootfs(tmp, plan); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
 			return nil, err
 		}
+	}
+	return r, nil
+}
+
+// rootfsPlan lists the skeleton's entries (name → "dir", "link:TARGET" or
+// "file:CONTENT") and the host directories to bind read-only.
+func rootfsPlan() (map[string]string, []string, error) {
+	plan := map[string]string{}
+	binds := []string{"/usr"}
+	for _, d := range skeletonDirs {
+		plan[d] = "dir"
 	}
 	for _, d := range rootDirs {
 		host := "/" + d
 		fi, err := os.Lstat(host)
 		switch {
 		case err != nil:
-			continue
 		case fi.Mode()&os.ModeSymlink != 0:
 			target, err := os.Readlink(host)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if err := os.Symlink(target, filepath.Join(dir, d)); err != nil {
-				return nil, err
-			}
+			plan[d] = "link:" + target
 		case fi.IsDir():
-			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-				return nil, err
-			}
-			r.binds = append(r.binds, host)
+			plan[d] = "dir"
+			binds = append(binds, host)
 		}
 	}
-	files := map[string][]byte{"etc/passwd": []byte(etcPasswd), "etc/group": []byte(etcGroup),
-		"etc/hosts": []byte("127.0.0.1 localhost\n"), "etc/hostname": []byte("sandbox\n")}
+	files := map[string]string{"etc/passwd": etcPasswd, "etc/group": etcGroup,
+		"etc/hosts": "127.0.0.1 localhost\n", "etc/hostname": "sandbox\n"}
 	// The dynamic loader finds multiarch libraries through its cache.
 	if cache, err := os.ReadFile("/etc/ld.so.cache"); err == nil {
-		files["etc/ld.so.cache"] = cache
+		files["etc/ld.so.cache"] = string(cache)
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return nil, err
+		plan[name] = "file:" + data
+	}
+	return plan, binds, nil
+}
+
+// buildRootfs creates plan's entries under dir.
+func buildRootfs(dir string, plan map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(plan)) {
+		p, what := filepath.Join(dir, name), plan[name]
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		var err error
+		switch {
+		case what == "dir":
+			err = os.MkdirAll(p, 0o755)
+		case strings.HasPrefix(what, "link:"):
+			err = os.Symlink(strings.TrimPrefix(what, "link:"), p)
+		default:
+			err = os.WriteFile(p, []byte(strings.TrimPrefix(what, "file:")), 0o644)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return nil, err
-	}
-	if real != dir {
-		return nil, fmt.Errorf("sandbox rootfs %s goes through a symlink (%s)", dir, real)
-	}
-	return r, nil
+	return nil
 }

@@ -25,7 +25,10 @@ type Runsc struct {
 
 // NewRunsc prepares the state directory of a runsc backend.
 func NewRunsc(path, platform, stateDir string, flags []string) (*Runsc, error) {
-	root, err := prepareRootfs(filepath.Join(stateDir, "rootfs"))
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, err
+	}
+	root, err := prepareRootfs(stateDir)
 	if err != nil {
 		return nil, fmt.Errorf("prepare sandbox rootfs: %w", err)
 	}
@@ -107,12 +110,12 @@ func (r *Runsc) delete(id string) { _ = r.runsc("delete", "--force", id) }
 func (r *Runsc) Cleanup() error {
 	out, _ := exec.Command(r.Path, append(r.globalArgs(), "list", "--quiet")...).Output()
 	for _, id := range strings.Fields(string(out)) {
-		if strings.HasPrefix(id, runIDPrefix) {
+		if isLeftover(id) {
 			r.kill(id)
 			r.delete(id)
 		}
 	}
-	if err := os.RemoveAll(filepath.Join(r.StateDir, "runs")); err != nil {
+	if err := removeLeftoverRuns(filepath.Join(r.StateDir, "runs")); err != nil {
 		return err
 	}
 	return cleanupCgroups()

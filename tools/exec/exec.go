@@ -1,0 +1,117 @@
+// Package exec holds the sandboxed execution tools: run_script runs a
+// python, bash or go script the model wrote, run_command one program from
+// the operator's allowlist. Both run only through a sandbox.Runner; there
+// is no unsandboxed path.
+package exec
+
+import (
+	"context"
+	"time"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
+)
+
+// Set holds what the exec tools share.
+type Set struct {
+	runner    sandbox.Runner
+	cfg       configs.Exec
+	workspace string
+	// interpreters maps each enabled interpreter to how it runs.
+	interpreters map[string]interpreter
+}
+
+// New returns the exec tools running in runner over the workspace
+// directory ws; env says where the Go toolchain and its prepared cache are.
+func New(runner sandbox.Runner, cfg configs.Exec, ws string, env Toolchain) *Set {
+	return &Set{runner: runner, cfg: cfg, workspace: ws, interpreters: interpreters(cfg.Interpreters, env)}
+}
+
+// Tools returns run_script, and run_command when commands are configured.
+func (s *Set) Tools() []tools.Tool {
+	out := []tools.Tool{}
+	if len(s.interpreters) > 0 {
+		out = append(out, s.runScript())
+	}
+	if len(s.cfg.Commands) > 0 {
+		out = append(out, s.runCommand())
+	}
+	return out
+}
+
+// limits are the sandbox limits of a run that asks for timeoutSeconds.
+func (s *Set) limits(timeoutSeconds int) (sandbox.Limits, error) {
+	l := s.cfg.Limits
+	timeout := l.Timeout
+	if timeoutSeconds != 0 {
+		timeout = time.Duration(timeoutSeconds) * time.Second
+		if timeoutSeconds < 0 || timeout > l.MaxTimeout {
+			return sandbox.Limits{}, toolerr.New(toolerr.InvalidArgument,
+				"Ask for at most the maximum, or leave timeout_seconds out for the default.",
+				"timeout_seconds %d is outside 1..%d", timeoutSeconds, int(l.MaxTimeout/time.Second)).WithRule("exec.limits.max_timeout")
+		}
+	}
+	return sandbox.Limits{
+		Timeout: timeout, MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids, NoFile: l.NoFile, NProc: l.NProc,
+		FileSize: l.FileSizeBytes, AddressSpace: l.AddressSpaceBytes, ScratchBytes: l.ScratchBytes, OutputBytes: l.OutputBytes,
+	}, nil
+}
+
+// RunOut is what a sandboxed run returns. A program that fails is a normal
+// result with its exit code; only a sandbox failure is a tool error.
+type RunOut struct {
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutTruncated bool   `json:"stdout_truncated" jsonschema:"True when stdout was cut at exec.limits.output_bytes"`
+	StderrTruncated bool   `json:"stderr_truncated" jsonschema:"True when stderr was cut at exec.limits.output_bytes"`
+	ExitCode        int    `json:"exit_code" jsonschema:"The program's exit status; 128+N when killed by signal N; -1 when killed before exiting"`
+	DurationMS      int64  `json:"duration_ms"`
+	LimitHit        string `json:"limit_hit,omitempty" jsonschema:"Which limit stopped the run: timeout, memory, output or pids; empty when none"`
+	Sandbox         string `json:"sandbox" jsonschema:"The sandbox backend that ran it, e.g. runsc/systrap or bwrap"`
+}
+
+// run runs req in the sandbox, reporting progress while it runs.
+func (s *Set) run(ctx context.Context, req sandbox.Request) (RunOut, error) {
+	stop := reportProgress(ctx, req.Limits.Timeout)
+	res, err := s.runner.Run(ctx, req)
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
+		}
+		return RunOut{}, toolerr.Wrap(err, toolerr.SandboxFailed, "This is a server-side problem; retrying may not help.",
+			"the sandbox failed: %v", err)
+	}
+	return RunOut{
+		Stdout: string(res.Stdout), Stderr: string(res.Stderr),
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
+		ExitCode: res.ExitCode, DurationMS: res.Duration.Milliseconds(), LimitHit: res.Limit, Sandbox: s.runner.Name(),
+	}, nil
+}
+
+// progressEvery is how often a long run reports its elapsed time.
+const progressEvery = 2 * time.Second
+
+// reportProgress sends the elapsed time every progressEvery until stopped.
+func reportProgress(ctx context.Context, timeout time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		start := time.Now()
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				el := time.Since(start).Round(time.Second)
+				tools.Progress(ctx, el.Seconds(), timeout.Seconds(), "running for "+el.String())
+			}
+		}
+	}()
+	return func() { close(done) }
+}
