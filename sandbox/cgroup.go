@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -187,13 +189,43 @@ func eventCount(file, key string) int64 {
 	return 0
 }
 
-// remove kills whatever is left in the cgroup and deletes it.
+// remove kills whatever is left in the cgroup and deletes it, also from
+// the hierarchies the runtime added it to (runsc creates the run's cgroup
+// in every v1 hierarchy and does not always remove it).
 func (cg *runCgroup) remove() error {
 	var errs []error
 	for _, dir := range cg.dirs {
 		errs = append(errs, removeCgroupDir(dir))
 	}
+	if !cg.v2 {
+		for _, parent := range allV1Parents() {
+			dir := filepath.Join(parent, filepath.Base(cg.dirs["memory"]))
+			if _, err := os.Stat(dir); err == nil {
+				errs = append(errs, removeCgroupDir(dir))
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// allV1Parents returns the run-cgroup parent in every mounted v1 hierarchy.
+func allV1Parents() []string {
+	own, err := ownCgroups()
+	if err != nil {
+		return nil
+	}
+	entries, _ := os.ReadDir(cgroupRoot)
+	var out []string
+	for _, e := range entries {
+		p, ok := own[e.Name()]
+		if !ok {
+			p, ok = own["name="+e.Name()]
+		}
+		if ok && e.IsDir() {
+			out = append(out, filepath.Join(cgroupRoot, e.Name(), p, cgroupGroup))
+		}
+	}
+	return out
 }
 
 // removeCgroupDir kills the processes in dir and removes it, retrying
@@ -226,7 +258,8 @@ func cleanupCgroups() error {
 		return err
 	}
 	var errs []error
-	for _, parent := range parents {
+	all := slices.Collect(maps.Values(parents))
+	for _, parent := range append(all, allV1Parents()...) {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			if e.IsDir() && isLeftover(e.Name()) {

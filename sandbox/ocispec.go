@@ -15,7 +15,7 @@ const sandboxUID = 65534
 // request's files read-only, size-capped tmpfs scratch, user nobody, no
 // capabilities, no new privileges, rlimits, fresh namespaces including an
 // empty network one. Nothing here is widened by the environment.
-func ociSpec(req Request, root *rootfs, filesDir string) *specs.Spec {
+func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string) *specs.Spec {
 	l := req.Limits
 	cwd := ScratchDir
 	mounts := []specs.Mount{
@@ -57,6 +57,8 @@ func ociSpec(req Request, root *rootfs, filesDir string) *specs.Spec {
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace},
 				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}, {Type: specs.MountNamespace}},
+			CgroupsPath: cgroupsPath,
+			Resources:   resources(l),
 		},
 	}
 }
@@ -69,5 +71,18 @@ func rlimits(l Limits) []specs.POSIXRlimit {
 		{Type: "RLIMIT_FSIZE", Hard: uint64(l.FileSize), Soft: uint64(l.FileSize)},
 		{Type: "RLIMIT_AS", Hard: uint64(l.AddressSpace), Soft: uint64(l.AddressSpace)},
 		{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
+	}
+}
+
+// resources are the cgroup limits of a run; gVisor also sizes its sentry's
+// memory from them.
+func resources(l Limits) *specs.LinuxResources {
+	period := uint64(100000)
+	quota := int64(l.CPUs * float64(period))
+	mem := l.MemoryBytes
+	return &specs.LinuxResources{
+		Memory: &specs.LinuxMemory{Limit: &mem, Swap: &mem},
+		CPU:    &specs.LinuxCPU{Quota: &quota, Period: &period},
+		Pids:   &specs.LinuxPids{Limit: &l.Pids},
 	}
 }

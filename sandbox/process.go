@@ -75,15 +75,18 @@ type supervised struct {
 	overflow       chan struct{}
 }
 
-// newSupervised prepares argv to run in cg with req's stdin and output caps.
+// newSupervised prepares argv to run with req's stdin and output caps,
+// inside cg when not nil.
 func newSupervised(argv []string, cg *runCgroup, req Request) *supervised {
 	s := &supervised{overflow: make(chan struct{}, 2)}
 	signal := func() { s.overflow <- struct{}{} }
 	s.stdout = newCapture(req.Limits.OutputBytes, signal)
 	s.stderr = newCapture(req.Limits.OutputBytes, signal)
-	args := append([]string{"-c", joinCgroupScript, "toolwarden-sandbox"}, cg.procsFiles()...)
-	args = append(append(args, "--"), argv...)
-	s.cmd = exec.Command("/bin/sh", args...)
+	if cg != nil {
+		args := append([]string{"/bin/sh", "-c", joinCgroupScript, "toolwarden-sandbox"}, cg.procsFiles()...)
+		argv = append(append(args, "--"), argv...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	s.cmd.Stdin = bytes.NewReader(req.Stdin)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr

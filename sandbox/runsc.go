@@ -53,16 +53,19 @@ func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 	if err := writeFiles(filesDir, req.Files); err != nil {
 		return Result{}, err
 	}
-	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir)); err != nil {
-		return Result{}, err
-	}
+	// runsc moves the sandbox into the cgroup named in the spec, relative
+	// to its own (the server's); creating it first keeps it ours to read
+	// and remove.
 	cg, err := newRunCgroup(id, req.Limits)
 	if err != nil {
 		return Result{}, err
 	}
 	defer cg.remove()
+	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupGroup+"/"+id)); err != nil {
+		return Result{}, err
+	}
 	argv := append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)
-	s := newSupervised(argv, cg, req)
+	s := newSupervised(argv, nil, req)
 	start := time.Now()
 	limit, err := s.run(ctx, req.Limits.Timeout, func() { r.kill(id) })
 	r.delete(id)

@@ -1,0 +1,102 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/exec"
+)
+
+// openExec finds a working sandbox backend and returns the exec tools. It
+// starts preparing the shared GOCACHE in the background when it is
+// missing; go scripts compile without it until it is ready.
+func openExec(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
+	cfg := env.Config.Exec
+	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
+		return nil, nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
+	}
+	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
+		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
+	tc, closer := goToolchain(cfg, env)
+	return exec.New(runner, cfg, env.Config.Workspace, tc).Tools(), closer, nil
+}
+
+// goToolchain finds Go for go scripts and prepares its cache in the
+// background; the closer stops that preparation.
+func goToolchain(cfg configs.Exec, env backendEnv) (exec.Toolchain, io.Closer) {
+	goRoot := findGoRoot()
+	if goRoot == "" {
+		return exec.Toolchain{}, nil
+	}
+	dir := GoCacheDir(cfg, goRoot)
+	cache := exec.NewGoCache(dir, goRoot)
+	if cache.Dir() != "" {
+		return exec.Toolchain{GoRoot: goRoot, Cache: cache}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		env.Log.Info("preparing the read-only GOCACHE for go scripts (once)", "dir", dir)
+		if err := cache.Prepare(ctx); err != nil && ctx.Err() == nil {
+			env.Log.Warn("GOCACHE preparation failed; go scripts compile without it", "err", err)
+		}
+	}()
+	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, closerFunc(func() error { cancel(); <-done; return nil })
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// findGoRoot returns the GOROOT of the go on PATH, "" without one.
+func findGoRoot() string {
+	bin, err := osexec.LookPath("go")
+	if err != nil {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(filepath.Dir(real))
+}
+
+// ExecStateDir is the configured sandbox state directory, or the default
+// under the XDG state directory.
+func ExecStateDir(cfg configs.Exec) string {
+	if cfg.StateDir != "" {
+		return cfg.StateDir
+	}
+	return filepath.Join(filepath.Dir(AuditPath(configs.Config{})), "sandbox")
+}
+
+// GoCacheDir is the configured GOCACHE for go scripts, or the default
+// under the user cache directory, per version of the Go at goRoot.
+func GoCacheDir(cfg configs.Exec, goRoot string) string {
+	if cfg.GoCache != "" {
+		return cfg.GoCache
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	version := "unknown"
+	if data, err := os.ReadFile(filepath.Join(goRoot, "VERSION")); err == nil {
+		version, _, _ = strings.Cut(string(data), "\n")
+	}
+	return filepath.Join(dir, "toolwarden", "gocache-"+version)
+}

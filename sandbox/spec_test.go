@@ -1,0 +1,62 @@
+package sandbox
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOCISpecIsolation(t *testing.T) {
+	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
+	req := Request{Argv: []string{"/usr/bin/true"}, Workspace: "/ws", Limits: DefaultLimits}
+	s := ociSpec(req, root, "/state/files", "toolwarden/tw-1-a")
+	require.True(t, s.Root.Readonly)
+	require.Equal(t, uint32(65534), s.Process.User.UID)
+	require.Equal(t, uint32(65534), s.Process.User.GID)
+	require.True(t, s.Process.NoNewPrivileges)
+	require.Empty(t, s.Process.Capabilities.Bounding)
+	require.Empty(t, s.Process.Capabilities.Effective)
+	require.Contains(t, s.Linux.Namespaces, specs.LinuxNamespace{Type: specs.NetworkNamespace}, "a fresh, empty network namespace")
+	require.Equal(t, DefaultLimits.Pids, *s.Linux.Resources.Pids.Limit)
+	require.Equal(t, DefaultLimits.MemoryBytes, *s.Linux.Resources.Memory.Limit)
+	for _, m := range s.Mounts {
+		if m.Type == "bind" {
+			require.Contains(t, m.Options, "ro", "bind %s is read-only", m.Destination)
+		}
+		if m.Destination == ScratchDir {
+			require.Contains(t, m.Options, "size=67108864")
+		}
+	}
+	core := slices.IndexFunc(s.Process.Rlimits, func(r specs.POSIXRlimit) bool { return r.Type == "RLIMIT_CORE" })
+	require.Equal(t, uint64(0), s.Process.Rlimits[core].Hard)
+
+	req.WorkspaceWritable = true
+	s = ociSpec(req, root, "/state/files", "")
+	for _, m := range s.Mounts {
+		if m.Destination == WorkspaceDir {
+			require.Contains(t, m.Options, "rw")
+		}
+	}
+}
+
+func TestBwrapArgvIsolation(t *testing.T) {
+	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
+	argv := bwrapArgv("/usr/bin/prlimit", "/usr/bin/bwrap", Request{Argv: []string{"/usr/bin/true", "--flag"},
+		Env: []string{"A=1"}, Workspace: "/ws", Limits: DefaultLimits}, root, "/state/files")
+	joined := strings.Join(argv, " ")
+	for _, want := range []string{"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+		"--new-session", "--cap-drop ALL", "--clearenv", "--uid 65534", "--remount-ro /", "--ro-bind /ws /workspace", "--core=0"} {
+		require.Contains(t, joined, want)
+	}
+	require.NotContains(t, joined, "--share-net")
+	require.Equal(t, []string{"--", "/usr/bin/true", "--flag"}, argv[len(argv)-3:], "the program's argv comes last, after --")
+}
+
+func TestWriteFilesRefusesPaths(t *testing.T) {
+	for _, name := range []string{"../x", "a/b", "", ".", ".."} {
+		require.Error(t, writeFiles(t.TempDir(), map[string][]byte{name: nil}), name)
+	}
+}
