@@ -54,6 +54,10 @@ func newFixture(t testing.TB) *fixture {
 	cfg := l.Config
 	cfg.Workspace = ws
 	cfg.Audit.Path = filepath.Join(parent, "audit.jsonl")
+	// The exec toolset probes a real sandbox; tests that need it call
+	// withExec.
+	cfg.Exec.Interpreters = nil
+	cfg.Exec.StateDir = execStateDir
 	return &fixture{parent: parent, ws: ws, auditPath: cfg.Audit.Path, cfg: cfg}
 }
 

@@ -17,6 +17,7 @@ var pkgDir = func() string { wd, _ := os.Getwd(); return wd }()
 
 func TestToolSnapshots(t *testing.T) {
 	f := newFixture(t)
+	withExec(t, f)
 	b := f.server(t)
 	t.Chdir(pkgDir)
 	for _, tool := range b.Tools {
@@ -31,7 +32,9 @@ var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
 // TestToolInvariants checks what every tool must have, across all tools.
 func TestToolInvariants(t *testing.T) {
 	seen := map[string]bool{}
-	for _, tool := range newFixture(t).server(t).Tools {
+	f := newFixture(t)
+	withExec(t, f)
+	for _, tool := range f.server(t).Tools {
 		tl := tool.Tool
 		t.Run(tl.Name, func(t *testing.T) {
 			require.False(t, seen[tl.Name], "duplicate tool name")

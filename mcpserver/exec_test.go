@@ -1,0 +1,135 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/testenv"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	texec "github.com/toolwarden/toolwarden/tools/exec"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// execStateDir is shared by the tests: runsc keeps a network-namespace
+// mount in its root that outlives a t.TempDir.
+var execStateDir = filepath.Join(os.TempDir(), "toolwarden-test-sandbox", "mcpserver")
+
+// withExec turns the exec toolset on in f, with a run_command allowlist.
+func withExec(t testing.TB, f *fixture) {
+	t.Helper()
+	f.cfg.Exec.Interpreters = configs.Interpreters
+	f.cfg.Exec.Commands = []configs.Command{{Name: "list_workspace", Description: "List a workspace directory.",
+		Argv: []string{"/usr/bin/ls", "-1", "--"}, MaxArgs: 1}}
+	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, "run_script", "run_command")
+}
+
+// execServer connects a client to a server with the exec tools, failing
+// under scripts/test when no sandbox works.
+func execServer(t *testing.T) (*fixture, *client.Client) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes need root")
+	}
+	f := newFixture(t)
+	withExec(t, f)
+	b := f.server(t)
+	for _, u := range b.Unavailable {
+		if u.Toolset == "exec" {
+			if os.Getenv(testenv.RequireEnv) == "1" {
+				t.Fatalf("exec unavailable: %s", u.Reason)
+			}
+			t.Skipf("exec unavailable: %s", u.Reason)
+		}
+	}
+	c, err := client.NewInProcessClient(b.MCP())
+	require.NoError(t, err)
+	connect(t, c)
+	return f, c
+}
+
+func TestRunScriptThroughMCP(t *testing.T) {
+	_, c := execServer(t)
+	var out texec.RunOut
+	structured(t, callTool(t, c, "run_script", map[string]any{"interpreter": "python",
+		"script": "import sys\nprint(sum(map(int, sys.argv[1:])))\nprint(open('hello.txt').read().strip())", "args": []string{"2", "3"}}), &out)
+	require.Equal(t, "5\nhello from toolwarden\n", out.Stdout)
+	require.Equal(t, 0, out.ExitCode)
+
+	structured(t, callTool(t, c, "run_script", map[string]any{"interpreter": "bash", "script": "echo oops >&2; exit 3"}), &out)
+	require.Equal(t, 3, out.ExitCode, "a failing script is a normal result")
+	require.Equal(t, "oops\n", out.Stderr)
+
+	res := callTool(t, c, "run_script", map[string]any{"interpreter": "python; rm -rf /", "script": "print(1)"})
+	require.Equal(t, toolerr.InvalidSchema, errorOf(t, res).Code, "the schema's enum refuses it before the handler")
+
+	structured(t, callTool(t, c, "run_command", map[string]any{"command": "list_workspace", "args": []string{"src"}}), &out)
+	require.Equal(t, "main.go\n", out.Stdout)
+	res = callTool(t, c, "run_command", map[string]any{"command": "list_workspace", "args": []string{"--output=/tmp/x"}})
+	require.Equal(t, toolerr.FlagNotAllowed, errorOf(t, res).Code)
+}
+
+func TestRunGoScriptThroughMCP(t *testing.T) {
+	_, c := execServer(t)
+	goRoot, err := exec.Command("go", "env", "GOROOT").Output()
+	require.NoError(t, err)
+	root := strings.TrimSpace(string(goRoot))
+	// Prepare the shared cache once per machine, as the server would.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	require.NoError(t, texec.NewGoCache(mcpserver.GoCacheDir(configs.Exec{}, root), root).Prepare(ctx))
+
+	var out texec.RunOut
+	structured(t, callTool(t, c, "run_script", map[string]any{"interpreter": "go",
+		"script": "package main\nimport (\"fmt\"; \"os\")\nfunc main() { fmt.Println(\"args:\", os.Args[1:]) }", "args": []string{"x.go", "y"}}), &out)
+	require.Equal(t, 0, out.ExitCode, out.Stderr)
+	require.Equal(t, "args: [x.go y]\n", out.Stdout, "an argument ending in .go is an argument, not a source file")
+}
+
+func TestRunScriptProgressAndCancel(t *testing.T) {
+	_, c := execServer(t)
+	var mu sync.Mutex
+	var progress []mcp.JSONRPCNotification
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			progress = append(progress, n)
+			mu.Unlock()
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "run_script"
+	req.Params.Arguments = map[string]any{"interpreter": "bash", "script": "sleep 1000"}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
+	done := make(chan error, 1)
+	go func() { _, err := c.CallTool(ctx, req); done <- err }()
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) > 0 }, 20*time.Second, 50*time.Millisecond,
+		"a long run reports progress")
+	mu.Lock()
+	require.Equal(t, "tok-1", progress[0].Params.AdditionalFields["progressToken"])
+	mu.Unlock()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the call did not end after cancel")
+	}
+	prefix := fmt.Sprintf("tw-%d-", os.Getpid())
+	require.Eventually(t, func() bool {
+		out, _ := exec.Command("pgrep", "-f", prefix).Output()
+		cgs, _ := filepath.Glob("/sys/fs/cgroup/*/toolwarden/" + prefix + "*")
+		return len(out) == 0 && len(cgs) == 0
+	}, 15*time.Second, 100*time.Millisecond, "no sandbox process or cgroup is left after cancel")
+}

@@ -1,0 +1,126 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// fakeRunner records requests; it is for the argument checks, which must
+// refuse hostile input before any process starts.
+type fakeRunner struct{ reqs []sandbox.Request }
+
+func (f *fakeRunner) Run(_ context.Context, req sandbox.Request) (sandbox.Result, error) {
+	f.reqs = append(f.reqs, req)
+	return sandbox.Result{ExitCode: 0, Stdout: []byte("ok")}, nil
+}
+func (f *fakeRunner) Name() string { return "fake" }
+
+func testConfig(t *testing.T) configs.Exec {
+	l, err := configs.Load(configs.Options{})
+	require.NoError(t, err)
+	cfg := l.Config.Exec
+	cfg.Commands = []configs.Command{
+		{Name: "git_diff", Argv: []string{"/usr/bin/git", "diff", "--"}, MaxArgs: 2},
+		{Name: "echo_flags", Argv: []string{"/usr/bin/echo"}, MaxArgs: 3, AllowFlags: true, ArgPattern: `[a-z-]+`},
+	}
+	return cfg
+}
+
+func TestRunScriptRefusesBeforeRunning(t *testing.T) {
+	f := &fakeRunner{}
+	s := New(f, testConfig(t), "/ws", Toolchain{})
+	cases := []struct {
+		name string
+		in   RunScriptIn
+		code toolerr.Code
+	}{
+		{"command injection in interpreter", RunScriptIn{Interpreter: "python; rm -rf /", Script: "print(1)"}, toolerr.InvalidInterpreter},
+		{"interpreter with flag", RunScriptIn{Interpreter: "bash -c", Script: "id"}, toolerr.InvalidInterpreter},
+		{"interpreter path", RunScriptIn{Interpreter: "/usr/bin/python3", Script: "print(1)"}, toolerr.InvalidInterpreter},
+		{"interpreter flag", RunScriptIn{Interpreter: "-c", Script: "id"}, toolerr.InvalidInterpreter},
+		{"interpreter case", RunScriptIn{Interpreter: "Python", Script: "print(1)"}, toolerr.InvalidInterpreter},
+		{"go not set up", RunScriptIn{Interpreter: "go", Script: "package main"}, toolerr.InvalidInterpreter},
+		{"empty script", RunScriptIn{Interpreter: "bash", Script: "  \n"}, toolerr.InvalidArgument},
+		{"NUL in script", RunScriptIn{Interpreter: "bash", Script: "echo\x00x"}, toolerr.InvalidArgument},
+		{"NUL in arg", RunScriptIn{Interpreter: "bash", Script: "echo", Args: []string{"a\x00b"}}, toolerr.InvalidArgument},
+		{"too many args", RunScriptIn{Interpreter: "bash", Script: "echo", Args: make([]string, 65)}, toolerr.InvalidArgument},
+		{"timeout above max", RunScriptIn{Interpreter: "bash", Script: "echo", TimeoutSeconds: 61}, toolerr.InvalidArgument},
+		{"negative timeout", RunScriptIn{Interpreter: "bash", Script: "echo", TimeoutSeconds: -1}, toolerr.InvalidArgument},
+		{"too large", RunScriptIn{Interpreter: "bash", Script: "echo", Stdin: string(make([]byte, 2<<20))}, toolerr.TooLarge},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.scriptRequest(tc.in)
+			require.Equal(t, tc.code, toolerr.CodeOf(err), "%v", err)
+		})
+	}
+	require.Empty(t, f.reqs, "nothing ran")
+}
+
+func TestRunScriptRequest(t *testing.T) {
+	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	req, err := s.scriptRequest(RunScriptIn{Interpreter: "python", Script: "print(1)", Args: []string{"$(id)", "; ls", "--x"}, Stdin: "in", TimeoutSeconds: 5})
+	require.NoError(t, err)
+	require.Equal(t, []string{"/usr/bin/python3", "-I", "-B", "/run/toolwarden/script.py", "$(id)", "; ls", "--x"}, req.Argv,
+		"the script is a file, never on the command line; args are literal argv elements")
+	require.Equal(t, "print(1)", string(req.Files["script.py"]))
+	require.Equal(t, 5*time.Second, req.Limits.Timeout)
+	require.False(t, req.WorkspaceWritable)
+	for _, kv := range req.Env {
+		require.NotContains(t, kv, "AWS_", "no server environment")
+	}
+}
+
+func TestRunCommandRefusesFlagsAndExtraArgs(t *testing.T) {
+	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	git := s.cfg.Commands[0]
+	cases := []struct {
+		name string
+		c    configs.Command
+		args []string
+		code toolerr.Code
+	}{
+		{"flag injection", git, []string{"--output=/tmp/x"}, toolerr.FlagNotAllowed},
+		{"short flag", git, []string{"-o"}, toolerr.FlagNotAllowed},
+		{"too many", git, []string{"a", "b", "c"}, toolerr.InvalidArgument},
+		{"pattern mismatch", s.cfg.Commands[1], []string{"UPPER"}, toolerr.InvalidArgument},
+		{"pattern is anchored", s.cfg.Commands[1], []string{"ok; rm"}, toolerr.InvalidArgument},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.commandRequest(tc.c, RunCommandIn{Command: tc.c.Name, Args: tc.args})
+			require.Equal(t, tc.code, toolerr.CodeOf(err), "%v", err)
+		})
+	}
+	req, err := s.commandRequest(git, RunCommandIn{Command: "git_diff", Args: []string{"a.go"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"/usr/bin/git", "diff", "--", "a.go"}, req.Argv)
+	req, err = s.commandRequest(s.cfg.Commands[1], RunCommandIn{Command: "echo_flags", Args: []string{"-n"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"/usr/bin/echo", "-n"}, req.Argv)
+}
+
+func TestSchemasCarryTheAllowlists(t *testing.T) {
+	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	for _, tool := range s.Tools() {
+		var schema struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(tool.Tool.RawInputSchema, &schema))
+		switch tool.Tool.Name {
+		case "run_script":
+			require.Equal(t, []string{"bash", "python"}, schema.Properties["interpreter"].Enum)
+		case "run_command":
+			require.Equal(t, []string{"echo_flags", "git_diff"}, schema.Properties["command"].Enum)
+		}
+	}
+}
