@@ -36,7 +36,7 @@ func withExec(t testing.TB, f *fixture) {
 
 // execServer connects a client to a server with the exec tools, failing
 // under scripts/test when no sandbox works.
-func execServer(t *testing.T) (*fixture, *client.Client) {
+func execServer(t testing.TB) (*fixture, *client.Client) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("sandboxes need root")

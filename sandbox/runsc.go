@@ -67,8 +67,13 @@ func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 	argv := append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)
 	s := newSupervised(argv, nil, req)
 	start := time.Now()
-	limit, err := s.run(ctx, req.Limits.Timeout, func() { r.kill(id) })
-	r.delete(id)
+	killed := false
+	limit, err := s.run(ctx, req.Limits.Timeout, func() { killed = true; r.kill(id) })
+	if killed || err != nil || s.cmd.ProcessState == nil || !s.cmd.ProcessState.Exited() {
+		// `runsc run` deletes a container that exits; one it did not see
+		// exit must be deleted here.
+		r.delete(id)
+	}
 	if err != nil {
 		return Result{}, err
 	}

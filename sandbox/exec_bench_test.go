@@ -1,0 +1,99 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The bare benchmarks run the runtime's own command line with the same
+// bundle or arguments toolwarden builds, without toolwarden's supervision,
+// cgroup set-up or clean-up, so that BenchmarkRunner*'s extra time is
+// toolwarden's overhead.
+
+var benchState = filepath.Join(os.TempDir(), "toolwarden-test-sandbox", "bench")
+
+func benchRunsc(b *testing.B) *Runsc {
+	r, err := Detect(context.Background(), DetectOptions{Backend: "runsc", StateDir: benchState})
+	if err != nil {
+		b.Skip(err)
+	}
+	return r.(*Runsc)
+}
+
+func benchBwrap(b *testing.B) *Bwrap {
+	r, err := Detect(context.Background(), DetectOptions{Backend: "bwrap", StateDir: benchState})
+	if err != nil {
+		b.Skip(err)
+	}
+	return r.(*Bwrap)
+}
+
+var benchArgv = map[string][]string{"true": {"/usr/bin/true"}, "python": {"/usr/bin/python3", "-I", "-B", "-c", "pass"}}
+
+func BenchmarkBareRunsc(b *testing.B) {
+	r := benchRunsc(b)
+	for name, argv := range benchArgv {
+		b.Run(name, func(b *testing.B) {
+			bundle := b.TempDir()
+			files := b.TempDir()
+			req := Request{Argv: argv, Limits: DefaultLimits}
+			require.NoError(b, writeBundle(bundle, ociSpec(req, r.root, files, "")))
+			i := 0
+			for b.Loop() {
+				i++
+				id := newRunID()
+				out, err := exec.Command(r.Path, append(r.globalArgs(), "run", "--bundle", bundle, id)...).CombinedOutput()
+				require.NoError(b, err, string(out))
+			}
+		})
+	}
+}
+
+func BenchmarkRunnerRunsc(b *testing.B) {
+	benchRunner(b, benchRunsc(b))
+}
+
+func BenchmarkBareBwrap(b *testing.B) {
+	r := benchBwrap(b)
+	for name, argv := range benchArgv {
+		b.Run(name, func(b *testing.B) {
+			files := b.TempDir()
+			args := bwrapArgv(r.Prlimit, r.Path, Request{Argv: argv, Limits: DefaultLimits}, r.root, files)
+			for b.Loop() {
+				out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+				require.NoError(b, err, string(out))
+			}
+		})
+	}
+}
+
+func BenchmarkRunnerBwrap(b *testing.B) {
+	benchRunner(b, benchBwrap(b))
+}
+
+func BenchmarkPlainExec(b *testing.B) {
+	for name, argv := range benchArgv {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				require.NoError(b, exec.Command(argv[0], argv[1:]...).Run())
+			}
+		})
+	}
+}
+
+func benchRunner(b *testing.B, r Runner) {
+	for name, argv := range benchArgv {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				res, err := r.Run(context.Background(), Request{Argv: argv, Env: []string{"PATH=/usr/bin"}})
+				require.NoError(b, err)
+				require.Equal(b, 0, res.ExitCode, string(res.Stderr))
+			}
+		})
+	}
+}
