@@ -17,8 +17,8 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	texec "github.com/toolwarden/toolwarden/tools/exec"
 	"github.com/toolwarden/toolwarden/toolerr"
+	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
 // execStateDir is shared by the tests: runsc keeps a network-namespace
