@@ -245,6 +245,15 @@ func TestConfigCheckCommand(t *testing.T) {
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), bad+":3: limits.bogus: unknown key")
+
+	// No working sandbox: the exec tools are not offered and config check
+	// says why; there is no unsandboxed fallback.
+	cmd = exec.Command(binary, "config", "check", "--config", good)
+	cmd.Env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap", "TOOLWARDEN_EXEC_BWRAP_PATH=/nonexistent/bwrap")
+	out, err = cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "unavailable_toolsets:\n  - toolset: exec\n    reason: 'no working sandbox backend:")
+	require.NotContains(t, string(out), "- run_script")
 }
 
 func TestAuditVerifyCommand(t *testing.T) {
