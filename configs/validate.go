@@ -42,6 +42,7 @@ func (l *Loaded) validate() error {
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
+	c.Artifacts.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -158,6 +159,7 @@ func widenings(l *Loaded) []string {
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
+	out = append(out, artifactWidenings(l)...)
 	c := l.Config.HTTP
 	if c.AllowRemote {
 		out = append(out, "http.allow_remote is true (from "+l.Origin("http.allow_remote")+")")
