@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"strings"
+	"unicode"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/toolwarden/toolwarden/toolerr"
@@ -164,8 +165,8 @@ func decodeContent(content, encoding string) (int64, io.Reader, error) {
 			return 0, nil, toolerr.New(toolerr.InvalidArgument, "Send standard base64 (A-Z a-z 0-9 + /), padded with = to a multiple of 4 characters, on one line.",
 				"content is not padded standard base64 on one line").WithRule("artifacts.base64")
 		}
-		size := int64(len(content) / 4 * 3)
-		size -= int64(len(content) - len(strings.TrimRight(content[max(0, len(content)-2):], "=")))
+		tail := content[max(0, len(content)-2):]
+		size := int64(len(content)/4*3 - (len(tail) - len(strings.TrimRight(tail, "="))))
 		return size, &base64Reader{r: base64.NewDecoder(base64.StdEncoding, strings.NewReader(content))}, nil
 	}
 	return 0, nil, toolerr.New(toolerr.InvalidArgument, `Use "text" or "base64".`, "encoding %s is not text or base64", quote(encoding)).WithRule("artifacts.encoding")
@@ -195,7 +196,7 @@ func contentType(ct, encoding string) (string, error) {
 	}
 	mt, params, err := mime.ParseMediaType(ct)
 	out := ""
-	if err == nil && len(ct) <= 255 && strings.Contains(mt, "/") {
+	if err == nil && len(ct) <= 255 && strings.Contains(mt, "/") && !strings.ContainsFunc(ct, unicode.IsControl) {
 		out = mime.FormatMediaType(mt, params)
 	}
 	if out == "" {
