@@ -128,7 +128,7 @@ func TestInProcessArtifactResources(t *testing.T) {
 	require.Equal(t, base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00")), blob.Blob)
 
 	for uri, want := range map[string]string{
-		"artifact://tasks/" + task + "/missing.txt":  "not_found",
+		"artifact://tasks/" + task + "/missing.txt": "not_found",
 		"artifact://tasks/" + task + "/..%2fsecret": "invalid_argument",
 		"artifact://tasks/" + task + "/.hidden":     "invalid_argument",
 		"artifact://tasks/NOT-A-UUID/notes.md":      "invalid_argument",

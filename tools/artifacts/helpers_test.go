@@ -85,7 +85,6 @@ func withCaps(s *Store, store, inline int64) *Store {
 	return &c
 }
 
-
 func minioList(prefix string, recursive bool) minio.ListObjectsOptions {
 	return minio.ListObjectsOptions{Prefix: prefix, Recursive: recursive}
 }

@@ -285,4 +285,3 @@ func TestList(t *testing.T) {
 		requireCode(t, err, toolerr.InvalidArgument)
 	}
 }
-
