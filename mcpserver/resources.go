@@ -87,13 +87,14 @@ func resourceError(res *mcp.CallToolResult) error {
 	return errors.New(msg)
 }
 
-// listResources fills a resources/list result with one page of res. mcp-go
+// listResources fills a resources/list result with one page of res, when
+// the policy allows res.ListTool. mcp-go
 // lists only static resources, and there are none, so the page and its
 // cursor come from res.List. A store that cannot be listed gives an empty
 // page; the failure is logged.
 func (s *Server) listResources(res tools.Resources) server.OnAfterListResourcesFunc {
 	return func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, out *mcp.ListResourcesResult) {
-		if out == nil {
+		if out == nil || !s.guard.Allowed(res.ListTool) {
 			return
 		}
 		page, next, err := res.List(ctx, string(req.Params.Cursor))

@@ -19,6 +19,8 @@ type Resources struct {
 	ReadTool string
 	ReadArgs func(uri string) map[string]any
 	Contents func(uri string, structured json.RawMessage) ([]mcp.ResourceContents, error)
+	// ListTool must also be allowed for resources/list to show any.
+	ListTool string
 	// List returns one page of resources after cursor ("" for the first)
 	// and the cursor of the next page ("" at the end).
 	List func(ctx context.Context, cursor string) ([]mcp.Resource, string, error)

@@ -25,6 +25,7 @@ func (s *Store) Resources() tools.Resources {
 		ReadTool: "retrieve_artifact",
 		ReadArgs: readArgs,
 		Contents: contents,
+		ListTool: "list_artifacts",
 		List:     s.listResources,
 	}
 }
