@@ -81,7 +81,7 @@ func TestArtifactsConfigCheck(t *testing.T) {
 	out = check(append(env, "TOOLWARDEN_ARTIFACTS_SECRET_KEY=wrong-secret-0123456789"))
 	require.Contains(t, out, "unavailable_toolsets:\n  - toolset: artifacts\n")
 	require.Contains(t, out, "SignatureDoesNotMatch")
-	require.NotContains(t, out, "list_artifacts")
+	require.Contains(t, out, "advertised_tools: []")
 }
 
 // TestArtifactsExampleConfig keeps configs/examples/artifacts.yaml valid.

@@ -58,11 +58,14 @@ minio_random() {
 	echo "${s:0:$1}"
 }
 
+# minio_status checks the recorded process is alive and still our MinIO,
+# not another process that reused its pid.
 minio_status() {
-	local pidfile="$SERVICES_DIR/minio/pid" pid
+	local pidfile="$SERVICES_DIR/minio/pid" pid cmd
 	[ -s "$pidfile" ] || return 1
 	pid=$(cat "$pidfile")
-	kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "minio-$MINIO_VERSION server"
+	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
+	[[ $cmd == *"minio-$MINIO_VERSION server"* ]]
 }
 
 minio_up() {

@@ -23,7 +23,7 @@ type StoreIn struct {
 	Name        string `json:"name" jsonschema:"Plain file name of the artifact, e.g. report.md"`
 	Content     string `json:"content" jsonschema:"The artifact's bytes: UTF-8 text, or standard padded base64 when encoding is base64"`
 	Encoding    string `json:"encoding" jsonschema_description:"How content is written: text or base64" jsonschema:"enum=text,enum=base64"`
-	ContentType string `json:"content_type,omitempty" jsonschema:"MIME type to record, e.g. text/markdown (default: text/plain; charset=utf-8 for text, application/octet-stream for base64)"`
+	ContentType string `json:"content_type,omitempty" jsonschema:"MIME type to record, e.g. text/markdown (default: text/plain in UTF-8 for text, application/octet-stream for base64)"`
 	Overwrite   bool   `json:"overwrite,omitempty" jsonschema:"Replace an existing artifact of the same name (default false: storing an existing name fails)"`
 }
 
