@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"os"
 	"testing"
@@ -121,5 +122,64 @@ func BenchmarkBareMinIOGet1MiB(b *testing.B) {
 			b.Fatal(n, err)
 		}
 		obj.Close()
+	}
+}
+
+// artifactServerSide is a server over the shared MinIO, initialized, for
+// benchmarks that hand it JSON-RPC messages directly: the server's share of
+// a call, without mcp-go's client.
+func artifactServerSide(b *testing.B) (func(msg []byte) []byte, []byte) {
+	testenv.Need(b, "TOOLWARDEN_ARTIFACTS_ENDPOINT")
+	f := newFixture(b)
+	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, artifactTools...)
+	f.cfg.Limits.MaxOutputBytesPerCall = 8 << 20
+	f.cfg.Limits.MaxOutputBytesPerSession = 1 << 40
+	f.cfg.Artifacts.MaxInlineBytes = 2 << 20
+	srv := f.server(b)
+	ctx := context.Background()
+	srv.MCP().HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
+	data := make([]byte, benchSize)
+	_, _ = rand.Read(data)
+	return func(msg []byte) []byte {
+		out, err := json.Marshal(srv.MCP().HandleMessage(ctx, msg))
+		if err != nil || bytes.Contains(out, []byte(`"isError":true`)) || bytes.Contains(out, []byte(`"error":{`)) {
+			b.Fatalf("bad response %.300s", out)
+		}
+		return out
+	}, data
+}
+
+func toolCallMessage(b *testing.B, name string, args map[string]any) []byte {
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	require.NoError(b, err)
+	return msg
+}
+
+// BenchmarkArtifactStore1MiBServerSide is the server's share of a 1 MiB
+// store: one JSON-RPC message in (already encoded), the response out.
+func BenchmarkArtifactStore1MiBServerSide(b *testing.B) {
+	handle, data := artifactServerSide(b)
+	msg := toolCallMessage(b, "store_artifact", map[string]any{"task_id": uuid.NewString(), "name": "bench.bin",
+		"content": base64.StdEncoding.EncodeToString(data), "encoding": "base64", "overwrite": true})
+	b.SetBytes(benchSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		handle(msg)
+	}
+}
+
+// BenchmarkArtifactRetrieve1MiBServerSide is the server's share of a 1 MiB
+// retrieve.
+func BenchmarkArtifactRetrieve1MiBServerSide(b *testing.B) {
+	handle, data := artifactServerSide(b)
+	task := uuid.NewString()
+	handle(toolCallMessage(b, "store_artifact", map[string]any{"task_id": task, "name": "bench.bin",
+		"content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"}))
+	msg := toolCallMessage(b, "retrieve_artifact", map[string]any{"task_id": task, "name": "bench.bin"})
+	b.SetBytes(benchSize)
+	b.ReportAllocs()
+	for b.Loop() {
+		handle(msg)
 	}
 }
