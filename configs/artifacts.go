@@ -38,7 +38,8 @@ func (a Artifacts) validate(add func(string, string, ...any)) {
 	}
 	for _, kv := range [][2]string{{"artifacts.access_key_env", a.AccessKeyEnv}, {"artifacts.secret_key_env", a.SecretKeyEnv}} {
 		if !envVarName.MatchString(kv[1]) {
-			add(kv[0], "%q is not an environment variable name; name the variable that holds the credential, never the credential itself", kv[1])
+			// The value is not echoed: it may be the credential itself.
+			add(kv[0], "is not an environment variable name (letters, digits and _); name the variable that holds the credential, never the credential itself")
 		}
 	}
 	if a.Endpoint != "" {
