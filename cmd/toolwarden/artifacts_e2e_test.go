@@ -75,11 +75,11 @@ func TestArtifactsConfigCheck(t *testing.T) {
 	}
 	out := check(env)
 	require.Contains(t, out, "advertised_tools:\n  - list_artifacts\n")
-	require.NotContains(t, out, "unavailable_toolsets")
+	require.NotContains(t, out, "toolset: artifacts")
 	require.NotContains(t, out, os.Getenv("TOOLWARDEN_ARTIFACTS_SECRET_KEY"), "config check never prints the secret")
 
 	out = check(append(env, "TOOLWARDEN_ARTIFACTS_SECRET_KEY=wrong-secret-0123456789"))
-	require.Contains(t, out, "unavailable_toolsets:\n  - toolset: artifacts\n")
+	require.Contains(t, out, "  - toolset: artifacts\n")
 	require.Contains(t, out, "SignatureDoesNotMatch")
 	require.Contains(t, out, "advertised_tools: []")
 }
