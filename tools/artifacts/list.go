@@ -67,7 +67,7 @@ func (s *Store) list(ctx context.Context, in ListIn) (ListOut, error) {
 	if err != nil {
 		return ListOut{}, err
 	}
-	prefix := strings.TrimSuffix(Key(id, "x"), "x")
+	prefix := taskPrefix(id)
 	opts := minio.ListObjectsOptions{Prefix: prefix, MaxKeys: limit + 1}
 	if in.Cursor != "" {
 		if err := CheckName(in.Cursor); err != nil {

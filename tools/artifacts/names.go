@@ -23,11 +23,15 @@ const URIScheme = "artifact://"
 const (
 	nameHint = `Use a plain file name: letters, digits and . _ - + = , @ ~ ( ), starting with a letter, digit or "_", at most 255 bytes, e.g. "report.md".`
 	keyHint  = `Pass task_id and name instead, or a key exactly as store_artifact or list_artifacts returned it: tasks/<task uuid>/artifacts/<name>.`
+	uriHint  = "Use a URI exactly as resources/list or store_artifact returned it: artifact://tasks/<task uuid>/<name>."
 )
 
 // Key is the object key of an artifact. It is the only way keys are made:
 // taskID and name must have passed TaskID and CheckName.
-func Key(taskID, name string) string { return "tasks/" + taskID + "/artifacts/" + name }
+func Key(taskID, name string) string { return taskPrefix(taskID) + name }
+
+// taskPrefix is the key prefix of a task's artifacts.
+func taskPrefix(taskID string) string { return "tasks/" + taskID + "/artifacts/" }
 
 // URI is the MCP resource URI of an artifact.
 func URI(taskID, name string) string { return URIScheme + "tasks/" + taskID + "/" + name }
@@ -128,7 +132,7 @@ func suggestion(name string) string {
 // never cleaned, so "tasks/<id>/artifacts/../x" or a URL-encoded key is
 // refused before any request.
 func ParseKey(key string) (taskID, name string, err error) {
-	if err := checkRef("key", key, MaxKeyBytes); err != nil {
+	if err := checkRef("key", key, keyHint); err != nil {
 		return "", "", err
 	}
 	parts := strings.Split(key, "/")
@@ -142,13 +146,13 @@ func ParseKey(key string) (taskID, name string, err error) {
 // ParseURI parses a resource URI, artifact://tasks/<task uuid>/<name>,
 // with the same rules as ParseKey.
 func ParseURI(uri string) (taskID, name string, err error) {
-	if err := checkRef("resource URI", uri, MaxKeyBytes); err != nil {
+	if err := checkRef("resource URI", uri, uriHint); err != nil {
 		return "", "", err
 	}
 	rest, ok := strings.CutPrefix(uri, URIScheme+"tasks/")
 	parts := strings.Split(rest, "/")
 	if !ok || len(parts) != 2 {
-		return "", "", toolerr.New(toolerr.InvalidArgument, "Use a URI from resources/list: artifact://tasks/<task uuid>/<name>.",
+		return "", "", toolerr.New(toolerr.InvalidArgument, uriHint,
 			"resource URI %s is not of the form artifact://tasks/<task uuid>/<name>", quote(uri)).WithRule("artifacts.uri")
 	}
 	return parseParts(parts[0], parts[1])
@@ -166,11 +170,11 @@ func parseParts(id, name string) (string, string, error) {
 
 // checkRef refuses over-long, non-UTF-8, URL-encoded or absolute references
 // with a message of their own, before they are split.
-func checkRef(what, s string, most int) error {
+func checkRef(what, s, hint string) error {
 	var reason string
 	switch {
-	case len(s) > most:
-		reason = fmt.Sprintf("is %d bytes long; the limit is %d", len(s), most)
+	case len(s) > MaxKeyBytes:
+		reason = fmt.Sprintf("is %d bytes long; the limit is %d", len(s), MaxKeyBytes)
 	case !utf8.ValidString(s):
 		reason = "is not valid UTF-8"
 	case strings.HasPrefix(s, "/"):
@@ -180,7 +184,7 @@ func checkRef(what, s string, most int) error {
 	default:
 		return nil
 	}
-	return toolerr.New(toolerr.InvalidArgument, keyHint, "%s %s", what, reason).WithRule("artifacts.key")
+	return toolerr.New(toolerr.InvalidArgument, hint, "%s %s", what, reason).WithRule("artifacts.key")
 }
 
 // quote renders untrusted input for a message: quoted, escaped, cut short.
