@@ -16,14 +16,15 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
 // Config is the whole configuration. Field tags name the YAML keys.
 type Config struct {
-	Workspace string `mapstructure:"workspace" yaml:"workspace"`
-	Policy    Policy `mapstructure:"policy" yaml:"policy"`
-	Limits    Limits `mapstructure:"limits" yaml:"limits"`
-	FS        FS     `mapstructure:"fs" yaml:"fs"`
-	Audit     Audit  `mapstructure:"audit" yaml:"audit"`
-	HTTP      HTTP   `mapstructure:"http" yaml:"http"`
-	Exec      Exec   `mapstructure:"exec" yaml:"exec"`
-	Log       Log    `mapstructure:"log" yaml:"log"`
+	Workspace string    `mapstructure:"workspace" yaml:"workspace"`
+	Policy    Policy    `mapstructure:"policy" yaml:"policy"`
+	Limits    Limits    `mapstructure:"limits" yaml:"limits"`
+	FS        FS        `mapstructure:"fs" yaml:"fs"`
+	Audit     Audit     `mapstructure:"audit" yaml:"audit"`
+	HTTP      HTTP      `mapstructure:"http" yaml:"http"`
+	Exec      Exec      `mapstructure:"exec" yaml:"exec"`
+	Log       Log       `mapstructure:"log" yaml:"log"`
+	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.
@@ -135,4 +136,23 @@ type Command struct {
 	Env map[string]string `mapstructure:"env" yaml:"env"`
 	// WorkspaceWritable mounts the workspace read-write for this command.
 	WorkspaceWritable bool `mapstructure:"workspace_writable" yaml:"workspace_writable"`
+}
+
+// Artifacts configures the S3-compatible store behind the artifact tools.
+// The credentials are never values here: AccessKeyEnv and SecretKeyEnv name
+// the environment variables that hold them.
+type Artifacts struct {
+	// Endpoint is host:port, without a scheme; empty turns the tools off.
+	Endpoint     string `mapstructure:"endpoint" yaml:"endpoint"`
+	Bucket       string `mapstructure:"bucket" yaml:"bucket"`
+	Region       string `mapstructure:"region" yaml:"region"`
+	UseTLS       bool   `mapstructure:"use_tls" yaml:"use_tls"`
+	AccessKeyEnv string `mapstructure:"access_key_env" yaml:"access_key_env"`
+	SecretKeyEnv string `mapstructure:"secret_key_env" yaml:"secret_key_env"`
+	// MaxStoreBytes caps one stored artifact; MaxInlineBytes caps what one
+	// retrieval returns inline.
+	MaxStoreBytes  int64 `mapstructure:"max_store_bytes" yaml:"max_store_bytes"`
+	MaxInlineBytes int64 `mapstructure:"max_inline_bytes" yaml:"max_inline_bytes"`
+	// MaxListResults caps one page of list_artifacts.
+	MaxListResults int `mapstructure:"max_list_results" yaml:"max_list_results"`
 }

@@ -43,6 +43,7 @@ func (l *Loaded) validate() error {
 	c.FS.validate(add)
 	c.HTTP.validate(add)
 	c.Exec.validate(add)
+	c.Artifacts.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -159,6 +160,7 @@ func widenings(l *Loaded) []string {
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
+	out = append(out, artifactWidenings(l)...)
 	c := l.Config.HTTP
 	if c.AllowRemote {
 		out = append(out, "http.allow_remote is true (from "+l.Origin("http.allow_remote")+")")

@@ -37,6 +37,7 @@ type Unavailable struct {
 var backends = []backend{
 	{name: "fs", open: openFS},
 	{name: "exec", open: openExec},
+	{name: "artifacts", open: openArtifacts},
 }
 
 func openFS(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {

@@ -52,6 +52,7 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b.Server = New(g, b.Tools, version, log)
+	b.Server.addResources(b.closers)
 	return b, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // fixture is a workspace inside a parent directory that also holds a
@@ -46,6 +47,9 @@ func newFixture(t testing.TB) *fixture {
 	}
 	require.NoError(t, os.Symlink(filepath.Join(parent, "secret.txt"), filepath.Join(ws, "escape_link")))
 	t.Chdir(parent)
+	// The TOOLWARDEN_ARTIFACTS_* variables of `scripts/services env` are
+	// kept: with them configs.Load configures the artifact store, so its
+	// tools are built, snapshotted and checked like the others.
 	for _, k := range []string{"TOOLWARDEN_CONFIG", "TOOLWARDEN_AUDIT_PATH", "TOOLWARDEN_POLICY_ALLOW", "TOOLWARDEN_WORKSPACE"} {
 		t.Setenv(k, "")
 	}
@@ -121,6 +125,14 @@ func structured(t *testing.T, res *mcp.CallToolResult, out any) {
 	b, err := json.Marshal(res.StructuredContent)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, out))
+}
+
+func mcpTools(ts []tools.Tool) []mcp.Tool {
+	out := make([]mcp.Tool, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Tool)
+	}
+	return out
 }
 
 func toolNames(tools []mcp.Tool) []string {

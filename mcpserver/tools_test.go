@@ -20,6 +20,9 @@ func TestToolSnapshots(t *testing.T) {
 	withExec(t, f)
 	b := f.server(t)
 	t.Chdir(pkgDir)
+	if os.Getenv("TOOLWARDEN_ARTIFACTS_ENDPOINT") != "" {
+		require.Subset(t, toolNames(mcpTools(b.Tools)), artifactTools, "artifacts are configured: their tools are snapshotted too (unavailable: %v)", b.Unavailable)
+	}
 	for _, tool := range b.Tools {
 		t.Run(tool.Tool.Name, func(t *testing.T) {
 			require.NoError(t, toolsnaps.Test(tool.Tool))

@@ -40,6 +40,11 @@ const (
 	EditNoMatch        Code = "edit.no_match"
 	EditAmbiguous      Code = "edit.ambiguous_match"
 	Internal           Code = "internal"
+	// BackendUnavailable: a service behind a toolset (the artifact store,
+	// the graph database) cannot be reached; the same call may succeed later.
+	BackendUnavailable Code = "backend.unavailable"
+	// BackendDenied: the service refused toolwarden's own credentials.
+	BackendDenied Code = "backend.denied"
 )
 
 // Error is an error the model can act on.

@@ -1,0 +1,108 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
+)
+
+// resourceSource is a backend closer that also offers MCP resources.
+type resourceSource interface {
+	Resources() tools.Resources
+}
+
+// addResources registers the resources the backends offer. A toolset's
+// resources are offered only when the policy allows their read tool, and
+// each read runs as a guarded call of that tool.
+func (s *Server) addResources(sources []io.Closer) {
+	for _, src := range sources {
+		rs, ok := src.(resourceSource)
+		if !ok {
+			continue
+		}
+		res := rs.Resources()
+		if !s.guard.Allowed(res.ReadTool) {
+			continue
+		}
+		s.mcp.AddResourceTemplate(res.Template, s.readResource(res))
+		s.mcp.GetHooks().AddAfterListResources(s.listResources(res))
+	}
+}
+
+// readResource runs a resources/read as a call of res.ReadTool through the
+// guard middleware: policy, limits, argument checks, output cap and audit
+// apply as to any call. A refusal becomes a JSON-RPC error whose message is
+// the tool error's JSON (resources have no isError results).
+func (s *Server) readResource(res tools.Resources) server.ResourceTemplateHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		uri := req.Params.URI
+		var handler server.ToolHandlerFunc
+		for _, t := range s.tools {
+			if t.Tool.Name == res.ReadTool {
+				handler = t.Handler
+			}
+		}
+		if handler == nil {
+			return nil, fmt.Errorf("resource tool %s is not registered", res.ReadTool)
+		}
+		args, err := json.Marshal(res.ReadArgs(uri))
+		if err != nil {
+			return nil, err
+		}
+		call := mcp.CallToolRequest{}
+		call.Params.Name = res.ReadTool
+		call.Params.RawArguments = args
+		out, err := s.guardMiddleware(handler)(ctx, call)
+		if err != nil {
+			return nil, err
+		}
+		if out.IsError {
+			return nil, resourceError(out)
+		}
+		raw, ok := out.StructuredContent.(json.RawMessage)
+		if !ok {
+			return nil, errors.New("resource tool returned no structured content")
+		}
+		return res.Contents(uri, raw)
+	}
+}
+
+func resourceError(res *mcp.CallToolResult) error {
+	msg := string(toolerr.ErrorCode(res))
+	if len(res.Content) > 0 {
+		if tc, ok := res.Content[0].(mcp.TextContent); ok {
+			msg = tc.Text
+		}
+	}
+	if toolerr.ErrorCode(res) == toolerr.NotFound {
+		return fmt.Errorf("%w: %s", mcp.ErrResourceNotFound, msg)
+	}
+	return errors.New(msg)
+}
+
+// listResources fills a resources/list result with one page of res, when
+// the policy allows res.ListTool. mcp-go
+// lists only static resources, and there are none, so the page and its
+// cursor come from res.List. A store that cannot be listed gives an empty
+// page; the failure is logged.
+func (s *Server) listResources(res tools.Resources) server.OnAfterListResourcesFunc {
+	return func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, out *mcp.ListResourcesResult) {
+		if out == nil || !s.guard.Allowed(res.ListTool) {
+			return
+		}
+		page, next, err := res.List(ctx, string(req.Params.Cursor))
+		if err != nil {
+			s.log.Warn("resources/list failed", "template", res.Template.URITemplate.Raw(), "error", err)
+			return
+		}
+		out.Resources = append(out.Resources, page...)
+		out.NextCursor = mcp.Cursor(next)
+	}
+}

@@ -1,0 +1,109 @@
+// Package artifacts implements the artifact tools over an S3-compatible
+// store (MinIO, AWS S3, ...): store_artifact, retrieve_artifact and
+// list_artifacts, and the same artifacts as MCP resources.
+//
+// The model never names a bucket or writes a key. Every key is
+// tasks/<task uuid>/artifacts/<name>, built by Key from a canonical UUID and
+// a name that passed CheckName; a key or URI the model hands back is parsed
+// into those two parts and built again, never cleaned.
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/tools"
+)
+
+// Limits are the config's artifacts section.
+type Limits = configs.Artifacts
+
+// Store is the artifact toolset over one bucket.
+type Store struct {
+	client *minio.Client
+	tr     *http.Transport
+	bucket string
+	limits Limits
+	log    *slog.Logger
+}
+
+// ErrUnreachable wraps a Probe failure that is the network's, not the
+// configuration's: the store may come back.
+var ErrUnreachable = errors.New("artifact store unreachable")
+
+// Open makes a client for the store cfg names, with the credentials read
+// from the environment variables cfg names. It sends no request; see Probe.
+func Open(cfg Limits, log *slog.Logger) (*Store, error) {
+	if !cfg.Configured() {
+		return nil, errors.New("not configured: set artifacts.endpoint (or TOOLWARDEN_ARTIFACTS_ENDPOINT)")
+	}
+	access, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
+	if access == "" || secret == "" {
+		return nil, fmt.Errorf("no credentials: set the environment variables %s and %s (named by artifacts.access_key_env and artifacts.secret_key_env)",
+			cfg.AccessKeyEnv, cfg.SecretKeyEnv)
+	}
+	tr, err := minio.DefaultTransport(cfg.UseTLS)
+	if err != nil {
+		return nil, err
+	}
+	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.Proxy = nil // the store is named explicitly; an ambient proxy setting must not reroute it
+	client, err := minio.New(cfg.Endpoint, &minio.Options{
+		Creds:     credentials.NewStaticV4(access, secret, ""),
+		Secure:    cfg.UseTLS,
+		Region:    cfg.Region,
+		Transport: tr,
+		// A call fails over to backend.unavailable quickly instead of
+		// retrying for seconds; the model can call again.
+		MaxRetries: 2,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("artifacts.endpoint %q: %w", cfg.Endpoint, err)
+	}
+	return &Store{client: client, tr: tr, bucket: cfg.Bucket, limits: cfg, log: log}, nil
+}
+
+// Probe checks that the bucket exists and the credentials open it. A store
+// that cannot be reached gives an error wrapping ErrUnreachable; rejected
+// credentials or a missing bucket give another error.
+func (s *Store) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	switch {
+	case err == nil && ok:
+		return nil
+	case err == nil:
+		return fmt.Errorf("bucket %q does not exist at %s", s.bucket, s.client.EndpointURL().Host)
+	}
+	resp := minio.ToErrorResponse(err)
+	if resp.Code == "" || resp.StatusCode == http.StatusServiceUnavailable {
+		return fmt.Errorf("%w at %s: %v", ErrUnreachable, s.client.EndpointURL().Host, err)
+	}
+	return fmt.Errorf("the store at %s refused bucket %q: %s (%s)", s.client.EndpointURL().Host, s.bucket, resp.Code, resp.Message)
+}
+
+// Close releases idle connections.
+func (s *Store) Close() error {
+	s.tr.CloseIdleConnections()
+	return nil
+}
+
+// Tools returns the artifact tools, read-only ones first.
+func (s *Store) Tools() []tools.Tool {
+	return []tools.Tool{s.retrieveArtifact(), s.listArtifacts(), s.storeArtifact()}
+}
+
+var (
+	readMeta  = tools.Meta{Toolset: "artifacts", Capabilities: []string{"s3:read:tasks/*"}}
+	writeMeta = tools.Meta{Toolset: "artifacts", Capabilities: []string{"s3:write:tasks/*"}, RequiresApproval: true}
+)
