@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // binary is the toolwarden binary built once for the end-to-end tests.
@@ -47,8 +49,18 @@ func workspace(t *testing.T) (ws string, env []string) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from toolwarden\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(parent, "outside.txt"), []byte(secret), 0o644))
 	env = append(cleanEnv(), "TOOLWARDEN_AUDIT_PATH="+filepath.Join(parent, "audit.jsonl"), "HOME="+parent)
+	// The sandbox state (runsc keeps a mount in it) and the prepared
+	// GOCACHE are machine-wide, not per test.
+	env = append(env, "TOOLWARDEN_EXEC_STATE_DIR="+filepath.Join(os.TempDir(), "toolwarden-test-sandbox", "e2e"),
+		"TOOLWARDEN_EXEC_GO_CACHE="+sharedGoCache)
 	return ws, env
 }
+
+// sharedGoCache is the GOCACHE the server would prepare for the real user.
+var sharedGoCache = func() string {
+	root, _ := exec.Command("go", "env", "GOROOT").Output()
+	return mcpserver.GoCacheDir(configs.Exec{}, strings.TrimSpace(string(root)))
+}()
 
 // cleanEnv is the environment without any TOOLWARDEN_ settings.
 func cleanEnv() []string {

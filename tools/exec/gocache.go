@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // readyMarker marks a fully prepared GOCACHE; a directory without it is
@@ -57,6 +58,9 @@ func (c *GoCache) Prepare(ctx context.Context) error {
 	defer os.RemoveAll(tmp)
 	cmd := osexec.CommandContext(ctx, c.goBin, "build", "std")
 	cmd.Env = append(goEnv(filepath.Dir(filepath.Dir(c.goBin)), tmp), "HOME="+tmp, "PATH=/usr/bin:/bin")
+	// Cancelling stops go's compiler children too, not only go itself.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("prepare GOCACHE: go build std: %w: %s", err, strings.TrimSpace(string(out)))
 	}
