@@ -42,6 +42,7 @@ func (l *Loaded) validate() error {
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
+	c.Graph.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -157,6 +158,9 @@ func widenings(l *Loaded) []string {
 			src = "flag --allow"
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
+	}
+	if g := l.Config.Graph; g.URI != "" {
+		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}
 	c := l.Config.HTTP
 	if c.AllowRemote {

@@ -36,6 +36,7 @@ type Unavailable struct {
 // backends lists every toolset, in the order their tools are listed.
 var backends = []backend{
 	{name: "fs", open: openFS},
+	{name: "graph", open: openGraph},
 }
 
 func openFS(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {

@@ -35,6 +35,12 @@ const (
 	Canceled             Code = "canceled"
 	EditNoMatch          Code = "edit.no_match"
 	EditAmbiguous        Code = "edit.ambiguous_match"
+	InvalidUUID          Code = "invalid_argument.uuid"
+	InvalidText          Code = "invalid_argument.text"
+	InvalidEnum          Code = "invalid_argument.enum"
+	Cycle                Code = "conflict.cycle"
+	Conflict             Code = "conflict"
+	BackendUnavailable   Code = "backend.unavailable"
 	Internal             Code = "internal"
 )
 
