@@ -104,3 +104,13 @@ func TestGraphConfigCheck(t *testing.T) {
 	require.Len(t, e.Unavailable, 1)
 	require.Contains(t, e.Unavailable[0].Reason, "connection refused")
 }
+
+func TestGraphExampleConfig(t *testing.T) {
+	ws, env := workspace(t)
+	cmd := exec.Command(binary, "config", "check", "--config", "../../configs/examples/graph.yaml")
+	cmd.Env = append(env, "TOOLWARDEN_WORKSPACE="+ws, "NEO4J_PASSWORD=example")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), `policy.allow adds "create_task"`)
+	require.Contains(t, string(out), "graph.uri connects the graph toolset to neo4j://localhost:7687")
+}
