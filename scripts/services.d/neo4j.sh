@@ -3,7 +3,8 @@
 # launcher scripts/neo4j/Main.java (Neo4j is not packaged for Debian).
 # Sourced by scripts/services, which sets ROOT and SERVICES_DIR.
 #
-# Bolt listens on 127.0.0.1:${TOOLWARDEN_NEO4J_PORT:-17687}, authentication
+# Bolt listens on 127.0.0.1:${TOOLWARDEN_NEO4J_PORT}, or by default on the
+# first free port from 17687 (`scripts/services env` prints it), authentication
 # on, user neo4j with a password generated once into
 # $SERVICES_DIR/neo4j/password.env (mode 0600). Data and logs live in
 # $SERVICES_DIR/neo4j/home. The launcher's class path (resolved by Maven
@@ -88,6 +89,28 @@ neo4j_port_busy() {
 	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# neo4j_free_port prints TOOLWARDEN_NEO4J_PORT if it is free, or else the
+# first free port from 17687 on: another checkout's server may hold 17687.
+neo4j_free_port() {
+	local port
+	if [ -n "${TOOLWARDEN_NEO4J_PORT:-}" ]; then
+		if neo4j_port_busy "$TOOLWARDEN_NEO4J_PORT"; then
+			echo "neo4j: 127.0.0.1:$TOOLWARDEN_NEO4J_PORT (TOOLWARDEN_NEO4J_PORT) is already in use" >&2
+			return 1
+		fi
+		echo "$TOOLWARDEN_NEO4J_PORT"
+		return 0
+	fi
+	for ((port = 17687; port < 17787; port++)); do
+		if ! neo4j_port_busy "$port"; then
+			echo "$port"
+			return 0
+		fi
+	done
+	echo "neo4j: no free port in 17687-17786; set TOOLWARDEN_NEO4J_PORT" >&2
+	return 1
+}
+
 neo4j_up() {
 	if neo4j_status; then
 		return 0
@@ -97,11 +120,8 @@ neo4j_up() {
 		return
 	fi
 	neo4j_build
-	local port="${TOOLWARDEN_NEO4J_PORT:-17687}" password
-	if neo4j_port_busy "$port"; then
-		echo "neo4j: 127.0.0.1:$port is already in use by another program; set TOOLWARDEN_NEO4J_PORT to a free port" >&2
-		return 1
-	fi
+	local port password
+	port=$(neo4j_free_port) || return 1
 	password=$(neo4j_password)
 	mkdir -p "$NEO4J_STATE/home"
 	rm -f "$NEO4J_STATE/ready"
