@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ import (
 // median and the 99th percentile per call besides the mean.
 
 type benchEnv struct {
+	server *mcpserver.Built
 	client *client.Client
 	driver neo4j.DriverWithContext
 	cfg    configs.Graph
@@ -64,7 +66,7 @@ func setup(b *testing.B) *benchEnv {
 	require.NoError(b, err)
 	b.Cleanup(func() { driver.Close(context.Background()) })
 
-	e := &benchEnv{client: c, driver: driver, cfg: cfg.Graph}
+	e := &benchEnv{server: srv, client: c, driver: driver, cfg: cfg.Graph}
 	var m graph.CreateMissionOut
 	e.call(b, "create_mission", map[string]any{"name": "bench", "description": ""}, &m)
 	var task graph.CreateTaskOut
@@ -146,4 +148,20 @@ func BenchmarkUpdateTaskStatus(b *testing.B) {
 	params := map[string]any{"id": e.taskID, "status": "InProgress"}
 	compare(b, func() { e.call(b, "update_task_status", args, nil) },
 		func() { e.bare(b, neo4j.AccessModeWrite, graph.UpdateStatusCypher, params) })
+}
+
+// BenchmarkGetTaskServerSide is BenchmarkGetTask without the MCP client:
+// one JSON-RPC message into the server, its response out, against the bare
+// driver. The difference from BenchmarkGetTask is the client's share.
+func BenchmarkGetTaskServerSide(b *testing.B) {
+	e := setup(b)
+	ctx := context.Background()
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_task","arguments":{"task_id":"` + e.taskID + `"}}}`)
+	params := map[string]any{"id": e.taskID, "limit": e.cfg.MaxListResults}
+	compare(b, func() {
+		out, err := json.Marshal(e.server.MCP().HandleMessage(ctx, msg))
+		if err != nil || !strings.Contains(string(out), e.taskID) || strings.Contains(string(out), `"isError":true`) {
+			b.Fatalf("bad response %.300s", out)
+		}
+	}, func() { e.bare(b, neo4j.AccessModeRead, graph.GetTaskCypher, params) })
 }
