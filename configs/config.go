@@ -25,6 +25,7 @@ type Config struct {
 	Exec      Exec      `mapstructure:"exec" yaml:"exec"`
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
+	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.
@@ -68,6 +69,29 @@ type HTTP struct {
 	MaxBodyBytes       int64         `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
 	MaxSessions        int           `mapstructure:"max_sessions" yaml:"max_sessions"`
 	SessionIdleTimeout time.Duration `mapstructure:"session_idle_timeout" yaml:"session_idle_timeout"`
+}
+
+// Graph configures the Neo4j task-graph tools. An empty URI leaves the
+// graph toolset unavailable. Passwords are never values here: the *_env
+// keys name the environment variables that hold them.
+type Graph struct {
+	URI         string `mapstructure:"uri" yaml:"uri"`
+	Username    string `mapstructure:"username" yaml:"username"`
+	PasswordEnv string `mapstructure:"password_env" yaml:"password_env"`
+	Database    string `mapstructure:"database" yaml:"database"`
+	// ReadUsername and ReadPasswordEnv, when set, are the credentials of
+	// the read-only tools; otherwise they use Username.
+	ReadUsername    string `mapstructure:"read_username" yaml:"read_username"`
+	ReadPasswordEnv string `mapstructure:"read_password_env" yaml:"read_password_env"`
+	// ConnectTimeout bounds connecting and acquiring a pooled connection.
+	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
+	// QueryTimeout is the server-side timeout of each transaction.
+	QueryTimeout time.Duration `mapstructure:"query_timeout" yaml:"query_timeout"`
+	// MaxRetryTime bounds the driver's retries of transient errors.
+	MaxRetryTime   time.Duration `mapstructure:"max_retry_time" yaml:"max_retry_time"`
+	MaxConnections int           `mapstructure:"max_connections" yaml:"max_connections"`
+	// MaxListResults caps the IDs and tasks one call returns.
+	MaxListResults int `mapstructure:"max_list_results" yaml:"max_list_results"`
 }
 
 // Log configures the stderr logger.

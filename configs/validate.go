@@ -44,6 +44,7 @@ func (l *Loaded) validate() error {
 	c.HTTP.validate(add)
 	c.Exec.validate(add)
 	c.Artifacts.validate(add)
+	c.Graph.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -161,6 +162,9 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, artifactWidenings(l)...)
+	if g := l.Config.Graph; g.URI != "" {
+		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
+	}
 	c := l.Config.HTTP
 	if c.AllowRemote {
 		out = append(out, "http.allow_remote is true (from "+l.Origin("http.allow_remote")+")")

@@ -38,6 +38,7 @@ var backends = []backend{
 	{name: "fs", open: openFS},
 	{name: "exec", open: openExec},
 	{name: "artifacts", open: openArtifacts},
+	{name: "graph", open: openGraph},
 }
 
 func openFS(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {

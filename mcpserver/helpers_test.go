@@ -74,6 +74,12 @@ func (f *fixture) server(t testing.TB) *mcpserver.Built {
 	b, err := mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
+	if f.cfg.Graph.URI != "" {
+		// The service environment is set (scripts/test, or eval "$(scripts/services env)"):
+		// the graph toolset must then be there, so that snapshots and
+		// invariants cover it.
+		require.Empty(t, b.Unavailable, "a configured graph backend must open")
+	}
 	return b
 }
 

@@ -45,6 +45,11 @@ const (
 	BackendUnavailable Code = "backend.unavailable"
 	// BackendDenied: the service refused toolwarden's own credentials.
 	BackendDenied Code = "backend.denied"
+	InvalidUUID   Code = "invalid_argument.uuid"
+	InvalidText   Code = "invalid_argument.text"
+	InvalidEnum   Code = "invalid_argument.enum"
+	Cycle         Code = "conflict.cycle"
+	Conflict      Code = "conflict"
 )
 
 // Error is an error the model can act on.

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
+	"go.yaml.in/yaml/v3"
+)
+
+// graphEnv is the environment `scripts/services env` prints, on top of env.
+func graphEnv(t *testing.T, env []string) []string {
+	t.Helper()
+	v := testenv.Need(t, "TOOLWARDEN_GRAPH_URI", "TOOLWARDEN_GRAPH_USERNAME", "TOOLWARDEN_GRAPH_PASSWORD_ENV")
+	return append(env, "TOOLWARDEN_GRAPH_URI="+v[0], "TOOLWARDEN_GRAPH_USERNAME="+v[1],
+		"TOOLWARDEN_GRAPH_PASSWORD_ENV="+v[2], v[2]+"="+os.Getenv(v[2]))
+}
+
+func callJSON(t *testing.T, c *client.Client, tool string, args map[string]any) map[string]any {
+	t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	text := res.Content[0].(mcp.TextContent).Text
+	require.False(t, res.IsError, text)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(text), &out))
+	return out
+}
+
+// TestGraphStdioBinary drives the graph tools through the real binary over
+// stdio, configured only by the service environment and --allow.
+func TestGraphStdioBinary(t *testing.T) {
+	ws, env := workspace(t)
+	env = graphEnv(t, env)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws,
+		"--allow", "create_mission", "--allow", "create_task", "--allow", "get_task", "--allow", "update_task_status")
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+
+	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	require.Subset(t, names, []string{"create_mission", "create_task", "get_task", "update_task_status"})
+	require.NotContains(t, names, "add_task_dependency", "graph tools not allowed stay hidden")
+
+	m := callJSON(t, c, "create_mission", map[string]any{"name": "binary e2e", "description": "over stdio"})
+	task := callJSON(t, c, "create_task", map[string]any{"parent_id": m["mission_id"], "description": "from the binary"})
+	callJSON(t, c, "update_task_status", map[string]any{"task_id": task["task_id"], "status": "InProgress"})
+	info := callJSON(t, c, "get_task", map[string]any{"task_id": task["task_id"]})
+	require.Equal(t, "from the binary", info["description"])
+	require.Equal(t, "InProgress", info["status"])
+	require.Equal(t, m["mission_id"], info["mission_id"])
+}
+
+// TestGraphConfigCheck: config check reports the graph toolset as
+// available with the service environment, and says why not without it or
+// with credentials Neo4j refuses.
+func TestGraphConfigCheck(t *testing.T) {
+	ws, env := workspace(t)
+	check := func(env []string) effective {
+		t.Helper()
+		cmd := exec.Command(binary, "config", "check")
+		cmd.Dir = ws
+		cmd.Env = env
+		out, err := cmd.Output()
+		require.NoError(t, err, "an unavailable backend is no config error")
+		var e effective
+		require.NoError(t, yaml.Unmarshal(out, &e))
+		return e
+	}
+	e := check(env)
+	require.Len(t, e.Unavailable, 1)
+	require.Equal(t, "graph", e.Unavailable[0].Toolset)
+	require.Contains(t, e.Unavailable[0].Reason, "not configured: set graph.uri")
+
+	genv := graphEnv(t, env)
+	e = check(genv)
+	require.Empty(t, e.Unavailable)
+	require.Contains(t, e.Hidden, "create_task", "connected, but hidden until allowed")
+
+	// A user that does not exist, so that Neo4j's lock-out of repeated
+	// failures cannot hit the real user that other tests log in as.
+	e = check(append(genv, "TOOLWARDEN_GRAPH_USERNAME=toolwarden-e2e-nobody"))
+	require.Len(t, e.Unavailable, 1)
+	require.Contains(t, e.Unavailable[0].Reason, "Neo.ClientError.Security.Unauthorized")
+	require.NotContains(t, e.Hidden, "create_task", "an unavailable toolset's tools are not registered")
+	pw := os.Getenv(os.Getenv("TOOLWARDEN_GRAPH_PASSWORD_ENV"))
+	require.False(t, strings.Contains(e.Unavailable[0].Reason, pw), "the password never appears")
+
+	e = check(append(genv, "TOOLWARDEN_GRAPH_URI=bolt://127.0.0.1:1"))
+	require.Len(t, e.Unavailable, 1)
+	require.Contains(t, e.Unavailable[0].Reason, "connection refused")
+}
+
+func TestGraphExampleConfig(t *testing.T) {
+	ws, env := workspace(t)
+	cmd := exec.Command(binary, "config", "check", "--config", "../../configs/examples/graph.yaml")
+	cmd.Env = append(env, "TOOLWARDEN_WORKSPACE="+ws, "NEO4J_PASSWORD=example")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), `policy.allow adds "create_task"`)
+	require.Contains(t, string(out), "graph.uri connects the graph toolset to neo4j://localhost:7687")
+}
