@@ -81,28 +81,33 @@ func TestGraphConfigCheck(t *testing.T) {
 		require.NoError(t, yaml.Unmarshal(out, &e))
 		return e
 	}
+	// The other toolsets' availability depends on their own environment.
+	graphReason := func(e effective) string {
+		for _, u := range e.Unavailable {
+			if u.Toolset == "graph" {
+				return u.Reason
+			}
+		}
+		return ""
+	}
 	e := check(env)
-	require.Len(t, e.Unavailable, 1)
-	require.Equal(t, "graph", e.Unavailable[0].Toolset)
-	require.Contains(t, e.Unavailable[0].Reason, "not configured: set graph.uri")
+	require.Contains(t, graphReason(e), "not configured: set graph.uri")
 
 	genv := graphEnv(t, env)
 	e = check(genv)
-	require.Empty(t, e.Unavailable)
+	require.Empty(t, graphReason(e))
 	require.Contains(t, e.Hidden, "create_task", "connected, but hidden until allowed")
 
 	// A user that does not exist, so that Neo4j's lock-out of repeated
 	// failures cannot hit the real user that other tests log in as.
 	e = check(append(genv, "TOOLWARDEN_GRAPH_USERNAME=toolwarden-e2e-nobody"))
-	require.Len(t, e.Unavailable, 1)
-	require.Contains(t, e.Unavailable[0].Reason, "Neo.ClientError.Security.Unauthorized")
+	require.Contains(t, graphReason(e), "Neo.ClientError.Security.Unauthorized")
 	require.NotContains(t, e.Hidden, "create_task", "an unavailable toolset's tools are not registered")
 	pw := os.Getenv(os.Getenv("TOOLWARDEN_GRAPH_PASSWORD_ENV"))
-	require.False(t, strings.Contains(e.Unavailable[0].Reason, pw), "the password never appears")
+	require.False(t, strings.Contains(graphReason(e), pw), "the password never appears")
 
 	e = check(append(genv, "TOOLWARDEN_GRAPH_URI=bolt://127.0.0.1:1"))
-	require.Len(t, e.Unavailable, 1)
-	require.Contains(t, e.Unavailable[0].Reason, "connection refused")
+	require.Contains(t, graphReason(e), "connection refused")
 }
 
 func TestGraphExampleConfig(t *testing.T) {
