@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Bwrap runs programs under bubblewrap: fresh namespaces of every kind, no
@@ -38,40 +37,22 @@ func (b *Bwrap) Name() string { return "bwrap" }
 
 // Run implements Runner.
 func (b *Bwrap) Run(ctx context.Context, req Request) (Result, error) {
-	req.Limits = req.Limits.WithDefaults()
-	id := newRunID()
-	runDir := filepath.Join(b.StateDir, "runs", id)
-	defer os.RemoveAll(runDir)
-	filesDir := filepath.Join(runDir, "files")
-	if err := writeFiles(filesDir, req.Files); err != nil {
-		return Result{}, err
-	}
-	cg, err := newRunCgroup(id, req.Limits)
-	if err != nil {
-		return Result{}, err
-	}
-	defer cg.remove()
-	s := newSupervised(bwrapArgv(b.Prlimit, b.Path, req, b.root, filesDir), cg, req)
-	start := time.Now()
-	limit, err := s.run(ctx, req.Limits.Timeout, func() { killCgroupProcsAll(cg) })
-	if err != nil {
-		return Result{}, err
-	}
-	res := s.result(start, limit)
-	if res.ExitCode == exitSetup && limit == "" {
-		return Result{}, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(string(res.Stderr)))
-	}
-	if res.Limit == "" {
-		res.Limit = cg.hit()
-	}
-	return res, nil
+	return runWith(ctx, b, b.StateDir, req)
 }
 
-func killCgroupProcsAll(cg *runCgroup) {
+func (b *Bwrap) command(_, _, filesDir string, req Request) ([]string, bool, error) {
+	return bwrapArgv(b.Prlimit, b.Path, req, b.root, filesDir), true, nil
+}
+
+// stop kills everything in the run's cgroup; --die-with-parent and the
+// PID namespace take the rest down.
+func (b *Bwrap) stop(_ string, cg *runCgroup) {
 	for _, d := range cg.dirs {
 		killCgroupProcs(d)
 	}
 }
+
+func (b *Bwrap) finish(string, *supervised, bool) {}
 
 // bwrapArgv is the whole isolation policy of a bubblewrap run, in one
 // place; it mirrors ociSpec.

@@ -161,3 +161,58 @@ func removeLeftoverRuns(dir string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// launcher is what differs between backends: the command line of a run,
+// how to stop it early, and what to clean up once it is gone.
+type launcher interface {
+	// command returns the argv of run id, whose request files are in
+	// filesDir, and whether it must join the run's cgroup itself.
+	command(id, runDir, filesDir string, req Request) (argv []string, join bool, err error)
+	// stop kills run id before it ends on its own.
+	stop(id string, cg *runCgroup)
+	// finish runs once the process is gone; killed says whether stop ran.
+	finish(id string, s *supervised, killed bool)
+}
+
+// runWith is a run under any backend: its files, its cgroup (created
+// first, so that it stays ours to read and remove), supervision, and how
+// it ended. Nothing of the run is left when it returns.
+func runWith(ctx context.Context, l launcher, stateDir string, req Request) (Result, error) {
+	req.Limits = req.Limits.WithDefaults()
+	id := newRunID()
+	runDir := filepath.Join(stateDir, "runs", id)
+	defer os.RemoveAll(runDir)
+	filesDir := filepath.Join(runDir, "files")
+	if err := writeFiles(filesDir, req.Files); err != nil {
+		return Result{}, err
+	}
+	cg, err := newRunCgroup(id, req.Limits)
+	if err != nil {
+		return Result{}, err
+	}
+	defer cg.remove()
+	argv, join, err := l.command(id, runDir, filesDir, req)
+	if err != nil {
+		return Result{}, err
+	}
+	joined := cg
+	if !join {
+		joined = nil
+	}
+	s := newSupervised(argv, joined, req)
+	start := time.Now()
+	killed := false
+	limit, err := s.run(ctx, req.Limits.Timeout, func() { killed = true; l.stop(id, cg) })
+	l.finish(id, s, killed)
+	if err != nil {
+		return Result{}, err
+	}
+	res := s.result(start, limit)
+	if res.ExitCode == exitSetup && limit == "" {
+		return Result{}, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(string(res.Stderr)))
+	}
+	if res.Limit == "" {
+		res.Limit = cg.hit()
+	}
+	return res, nil
+}

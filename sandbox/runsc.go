@@ -45,46 +45,28 @@ func (r *Runsc) globalArgs() []string {
 
 // Run implements Runner.
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
-	req.Limits = req.Limits.WithDefaults()
-	id := newRunID()
-	runDir := filepath.Join(r.StateDir, "runs", id)
-	defer os.RemoveAll(runDir)
-	filesDir, bundle := filepath.Join(runDir, "files"), filepath.Join(runDir, "bundle")
-	if err := writeFiles(filesDir, req.Files); err != nil {
-		return Result{}, err
-	}
-	// runsc moves the sandbox into the cgroup named in the spec, relative
-	// to its own (the server's); creating it first keeps it ours to read
-	// and remove.
-	cg, err := newRunCgroup(id, req.Limits)
-	if err != nil {
-		return Result{}, err
-	}
-	defer cg.remove()
+	return runWith(ctx, r, r.StateDir, req)
+}
+
+// command writes the run's bundle. runsc moves the sandbox into the cgroup
+// named in the spec, relative to its own (the server's), which is the
+// run's cgroup: the process must not join it itself.
+func (r *Runsc) command(id, runDir, filesDir string, req Request) ([]string, bool, error) {
+	bundle := filepath.Join(runDir, "bundle")
 	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupGroup+"/"+id)); err != nil {
-		return Result{}, err
+		return nil, false, err
 	}
-	argv := append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)
-	s := newSupervised(argv, nil, req)
-	start := time.Now()
-	killed := false
-	limit, err := s.run(ctx, req.Limits.Timeout, func() { killed = true; r.kill(id) })
-	if killed || err != nil || s.cmd.ProcessState == nil || !s.cmd.ProcessState.Exited() {
-		// `runsc run` deletes a container that exits; one it did not see
-		// exit must be deleted here.
+	return append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id), false, nil
+}
+
+func (r *Runsc) stop(id string, _ *runCgroup) { r.kill(id) }
+
+// finish deletes a container `runsc run` did not see exit: it deletes
+// the ones that do itself.
+func (r *Runsc) finish(id string, s *supervised, killed bool) {
+	if killed || s.cmd.ProcessState == nil || !s.cmd.ProcessState.Exited() {
 		r.delete(id)
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	res := s.result(start, limit)
-	if res.ExitCode == exitSetup && limit == "" {
-		return Result{}, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(string(res.Stderr)))
-	}
-	if res.Limit == "" {
-		res.Limit = cg.hit()
-	}
-	return res, nil
 }
 
 func writeBundle(dir string, spec any) error {
