@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +26,7 @@ var v1Controllers = []string{"memory", "pids", "cpu"}
 // runCgroup is the cgroup of one run: one directory per controller on
 // cgroup v1, a single directory on v2.
 type runCgroup struct {
+	id   string
 	v2   bool
 	dirs map[string]string // controller ("" on v2) → directory
 }
@@ -83,7 +82,7 @@ func newRunCgroup(id string, l Limits) (*runCgroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	cg := &runCgroup{v2: v2, dirs: map[string]string{}}
+	cg := &runCgroup{id: id, v2: v2, dirs: map[string]string{}}
 	if v2 {
 		if err := enableV2Controllers(parents[""]); err != nil {
 			return nil, err
@@ -199,7 +198,7 @@ func (cg *runCgroup) remove() error {
 	}
 	if !cg.v2 {
 		for _, parent := range allV1Parents() {
-			dir := filepath.Join(parent, filepath.Base(cg.dirs["memory"]))
+			dir := filepath.Join(parent, cg.id)
 			if _, err := os.Stat(dir); err == nil {
 				errs = append(errs, removeCgroupDir(dir))
 			}
@@ -253,13 +252,17 @@ func killCgroupProcs(dir string) {
 
 // cleanupCgroups removes the run cgroups left by a crashed server.
 func cleanupCgroups() error {
-	_, parents, err := cgroupParents()
+	v2, parents, err := cgroupParents()
 	if err != nil {
 		return err
 	}
+	// On v1, runsc may have left a run's cgroup in any hierarchy.
+	all := allV1Parents()
+	if v2 {
+		all = []string{parents[""]}
+	}
 	var errs []error
-	all := slices.Collect(maps.Values(parents))
-	for _, parent := range append(all, allV1Parents()...) {
+	for _, parent := range all {
 		entries, _ := os.ReadDir(parent)
 		for _, e := range entries {
 			if e.IsDir() && isLeftover(e.Name()) {
