@@ -227,3 +227,16 @@ func TestStartupCleansCrashLeftovers(t *testing.T) {
 	require.NoDirExists(t, cg)
 	require.DirExists(t, liveDir)
 }
+
+// A program's own exit status is its result, whatever the value; only the
+// sandbox's set-up failing is an error.
+func TestExitStatusIsTheProgramsOwn(t *testing.T) {
+	for _, r := range runners(t) {
+		t.Run(r.Name(), func(t *testing.T) {
+			for _, code := range []int{0, 1, 125, 127} {
+				res := run(t, r, sandbox.Request{Argv: bash(fmt.Sprintf("exit %d", code))})
+				require.Equal(t, code, res.ExitCode)
+			}
+		})
+	}
+}

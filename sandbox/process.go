@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,11 +46,10 @@ func isLeftover(id string) bool {
 // joinCgroupScript makes the process join every cgroup given before "--"
 // and then become the command after it, so the command and everything it
 // starts are limited from their first instruction. The arguments are data
-// to this fixed script, never shell code.
-const joinCgroupScript = `while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"`
-
-// exitSetup is the exit status of the join script when it cannot join.
-const exitSetup = 125
+// to this fixed script, never shell code. A failure to join is reported on
+// fd 3, which the command itself never gets: an exit status would be
+// indistinguishable from the sandboxed program's own.
+const joinCgroupScript = `while [ "$1" != -- ]; do echo $$ > "$1" || { echo "cannot join cgroup $1" >&3; exit 125; }; shift; done; shift; exec 3>&-; exec "$@"`
 
 // writeFiles writes req.Files into a fresh directory dir.
 func writeFiles(dir string, files map[string][]byte) error {
@@ -73,31 +73,56 @@ type supervised struct {
 	cmd            *exec.Cmd
 	stdout, stderr *capture
 	overflow       chan struct{}
+	// setup reads what the cgroup join script reports on failure.
+	setup *os.File
 }
 
 // newSupervised prepares argv to run with req's stdin and output caps,
 // inside cg when not nil.
-func newSupervised(argv []string, cg *runCgroup, req Request) *supervised {
+func newSupervised(argv []string, cg *runCgroup, req Request) (*supervised, error) {
 	s := &supervised{overflow: make(chan struct{}, 2)}
 	signal := func() { s.overflow <- struct{}{} }
 	s.stdout = newCapture(req.Limits.OutputBytes, signal)
 	s.stderr = newCapture(req.Limits.OutputBytes, signal)
+	var report *os.File
 	if cg != nil {
 		args := append([]string{"/bin/sh", "-c", joinCgroupScript, "toolwarden-sandbox"}, cg.procsFiles()...)
 		argv = append(append(args, "--"), argv...)
+		var err error
+		if s.setup, report, err = os.Pipe(); err != nil {
+			return nil, err
+		}
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
+	if report != nil {
+		s.cmd.ExtraFiles = []*os.File{report}
+	}
 	s.cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	s.cmd.Stdin = bytes.NewReader(req.Stdin)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return s
+	return s, nil
+}
+
+// setupFailure returns what the join script reported, "" when it joined
+// (or there was none); it releases the report pipe.
+func (s *supervised) setupFailure() string {
+	if s.setup == nil {
+		return ""
+	}
+	defer s.setup.Close()
+	msg, _ := io.ReadAll(s.setup)
+	return strings.TrimSpace(string(msg))
 }
 
 // run starts the process and waits for it, calling kill when it must stop
 // early; it reports which limit stopped it ("" for a normal exit).
 func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()) (string, error) {
-	if err := s.cmd.Start(); err != nil {
+	err := s.cmd.Start()
+	for _, f := range s.cmd.ExtraFiles {
+		f.Close() // the child has its copy; ours would keep the report pipe open
+	}
+	if err != nil {
 		return "", fmt.Errorf("start sandbox: %w", err)
 	}
 	done := make(chan error, 1)
@@ -116,7 +141,7 @@ func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()
 	}
 	kill()
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	err := <-done
+	err = <-done
 	if reason == "" {
 		return "", ctx.Err()
 	}
@@ -199,18 +224,22 @@ func runWith(ctx context.Context, l launcher, stateDir string, req Request) (Res
 	if !join {
 		joined = nil
 	}
-	s := newSupervised(argv, joined, req)
+	s, err := newSupervised(argv, joined, req)
+	if err != nil {
+		return Result{}, err
+	}
 	start := time.Now()
 	killed := false
 	limit, err := s.run(ctx, req.Limits.Timeout, func() { killed = true; l.stop(id, cg) })
 	l.finish(id, s, killed)
+	failure := s.setupFailure()
 	if err != nil {
 		return Result{}, err
 	}
-	res := s.result(start, limit)
-	if res.ExitCode == exitSetup && limit == "" {
-		return Result{}, fmt.Errorf("sandbox set-up failed: %s", strings.TrimSpace(string(res.Stderr)))
+	if failure != "" {
+		return Result{}, fmt.Errorf("sandbox set-up failed: %s", failure)
 	}
+	res := s.result(start, limit)
 	if res.Limit == "" {
 		res.Limit = cg.hit()
 	}

@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/require"
@@ -59,4 +61,19 @@ func TestWriteFilesRefusesPaths(t *testing.T) {
 	for _, name := range []string{"../x", "a/b", "", ".", ".."} {
 		require.Error(t, writeFiles(t.TempDir(), map[string][]byte{name: nil}), name)
 	}
+}
+
+func TestJoinFailureIsReportedApartFromTheExitStatus(t *testing.T) {
+	cg := &runCgroup{id: "tw-test", dirs: map[string]string{"pids": t.TempDir() + "/missing"}}
+	s, err := newSupervised([]string{"/usr/bin/true"}, cg, Request{Limits: DefaultLimits})
+	require.NoError(t, err)
+	_, err = s.run(context.Background(), 10*time.Second, func() {})
+	require.NoError(t, err)
+	require.Contains(t, s.setupFailure(), "cannot join cgroup")
+
+	s, err = newSupervised([]string{"/usr/bin/sh", "-c", "echo forged >&3; exit 125"}, &runCgroup{id: "tw-test"}, Request{Limits: DefaultLimits})
+	require.NoError(t, err)
+	_, err = s.run(context.Background(), 10*time.Second, func() {})
+	require.NoError(t, err)
+	require.Empty(t, s.setupFailure(), "the program cannot write to the report pipe")
 }
