@@ -81,7 +81,7 @@ func ExecStateDir(cfg configs.Exec) string {
 	if cfg.StateDir != "" {
 		return cfg.StateDir
 	}
-	return filepath.Join(filepath.Dir(AuditPath(configs.Config{})), "sandbox")
+	return filepath.Join(stateDir(), "sandbox")
 }
 
 // GoCacheDir is the configured GOCACHE for go scripts, or the default

@@ -86,13 +86,19 @@ func AuditPath(cfg configs.Config) string {
 	if cfg.Audit.Path != "" {
 		return cfg.Audit.Path
 	}
+	return filepath.Join(stateDir(), "audit.jsonl")
+}
+
+// stateDir is toolwarden's directory under the XDG state directory
+// (~/.local/state/toolwarden), or a per-user temporary one without a home.
+func stateDir() string {
 	dir := os.Getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return filepath.Join(os.TempDir(), fmt.Sprintf("toolwarden-%d", os.Getuid()), "audit.jsonl")
+			return filepath.Join(os.TempDir(), fmt.Sprintf("toolwarden-%d", os.Getuid()))
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(dir, "toolwarden", "audit.jsonl")
+	return filepath.Join(dir, "toolwarden")
 }

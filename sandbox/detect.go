@@ -67,12 +67,16 @@ func candidates(opt DetectOptions) []func() (Runner, error) {
 	var out []func() (Runner, error)
 	if opt.Backend == "" || opt.Backend == "auto" || opt.Backend == "runsc" {
 		path, err := findProgram(opt.RunscPath, "runsc")
+		var flags []string
+		if err == nil {
+			flags = runscFlags(path)
+		}
 		for _, platform := range []string{"systrap", "ptrace"} {
 			out = append(out, func() (Runner, error) {
 				if err != nil {
 					return nil, fmt.Errorf("runsc: %w", err)
 				}
-				return NewRunsc(path, platform, filepath.Join(opt.StateDir, "runsc-"+platform), runscFlags(path))
+				return NewRunsc(path, platform, filepath.Join(opt.StateDir, "runsc-"+platform), flags)
 			})
 		}
 	}
