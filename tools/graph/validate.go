@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools/artifacts"
 )
 
 // Status is a task's state.
@@ -109,34 +110,23 @@ func checkAgentID(s string) error {
 }
 
 // checkArtifactKey accepts the keys the artifact tools build for taskID:
-// tasks/<task_id>/artifacts/<name>, with the artifact tools' name alphabet.
+// tasks/<task_id>/artifacts/<name>, parsed by the artifact tools' own
+// rules, for this same task.
 func checkArtifactKey(key, taskID string) error {
-	bad := func(format string, args ...any) error {
-		return toolerr.New(toolerr.InvalidArgument,
-			"Pass the key exactly as store_artifact or list_artifacts returned it for this task: tasks/<task_id>/artifacts/<name>.",
-			"artifact_key %s "+format, append([]any{quote(key)}, args...)...).WithRule("graph.artifact_key")
+	keyTask, _, err := artifacts.ParseKey(key)
+	if err == nil && keyTask == taskID && len(key) <= maxArtifactKey {
+		return nil
 	}
-	prefix := "tasks/" + taskID + "/artifacts/"
-	name, ok := strings.CutPrefix(key, prefix)
+	reason := "belongs to another task"
 	switch {
+	case err != nil:
+		reason = toolerr.As(err).Message
 	case len(key) > maxArtifactKey:
-		return bad("is longer than %d bytes", maxArtifactKey)
-	case !ok:
-		return bad("does not start with %q", prefix)
-	case name == "" || name[0] == '.' || name[0] == '-' || strings.Contains(name, ".."):
-		return bad("has an empty name, a name starting with \".\" or \"-\", or \"..\"")
+		reason = fmt.Sprintf("is longer than %d bytes", maxArtifactKey)
 	}
-	for _, r := range name {
-		if !artifactNameRune(r) {
-			return bad("contains %q, which artifact names may not hold", r)
-		}
-	}
-	return nil
-}
-
-func artifactNameRune(r rune) bool {
-	return r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
-		strings.ContainsRune("._-+=,@~()", r))
+	return toolerr.New(toolerr.InvalidArgument,
+		"Pass the key exactly as store_artifact or list_artifacts returned it for this task: tasks/<task_id>/artifacts/<name>.",
+		"artifact_key %s: %s", quote(key), reason).WithRule("graph.artifact_key")
 }
 
 // quote quotes s for a message, cut at 80 bytes: arguments come from the
