@@ -53,11 +53,12 @@ func (b *Bridge) runBlocks(ctx context.Context, text string) *genai.Content {
 	}
 	blocks := make([]string, len(calls))
 	for i, c := range calls {
-		resp := malformedResponse(c.Err)
+		var resp map[string]any
 		if c.Err == nil {
 			resp = b.call(ctx, c.Tool, c.Args)
 		} else {
 			fmt.Fprintf(b.activity, "× json block %d: %v\n", i+1, c.Err)
+			resp = malformedResponse(c.Err)
 		}
 		blocks[i] = resultBlock(i+1, c.Tool, resp)
 	}

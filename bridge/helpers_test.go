@@ -25,8 +25,8 @@ import (
 const testKey = "test-key-0123456789"
 
 // toolwardenServer builds the real toolwarden server over a temporary
-// workspace holding hello.txt and notes.md.
-func toolwardenServer(t *testing.T) *server.MCPServer {
+// workspace holding hello.txt and notes.md, with deny added to the policy.
+func toolwardenServer(t *testing.T, deny ...string) *server.MCPServer {
 	t.Helper()
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from toolwarden\n"), 0o644))
@@ -42,6 +42,7 @@ func toolwardenServer(t *testing.T) *server.MCPServer {
 	cfg.Exec.Interpreters = nil
 	cfg.Graph.URI = ""
 	cfg.Artifacts.Endpoint = ""
+	cfg.Policy.Deny = append(cfg.Policy.Deny, deny...)
 	b, err := mcpserver.Build(context.Background(), cfg, guard.Discard{}, "test", quietLog())
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
