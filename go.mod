@@ -18,6 +18,7 @@ require (
 	github.com/spf13/viper v1.21.0
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/term v0.31.0
 	golang.org/x/text v0.28.0
 	google.golang.org/genai v1.77.0
 )

@@ -46,35 +46,13 @@ func (a *Approver) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp
 		return decline(), nil
 	}
 	fmt.Fprintf(a.Out, "\n[approval] %s\nApprove? [y/N] ", action)
-	answer, err := a.readLine(ctx)
+	answer, err := readLine(ctx, a.In)
 	if err != nil || !isYes(answer) {
 		fmt.Fprintln(a.Out, "[approval] declined")
 		return decline(), nil
 	}
 	fmt.Fprintln(a.Out, "[approval] accepted")
 	return accept(req.Params), nil
-}
-
-// readLine reads one answer, giving up when ctx ends (Ctrl-C).
-func (a *Approver) readLine(ctx context.Context) (string, error) {
-	type line struct {
-		s   string
-		err error
-	}
-	ch := make(chan line, 1)
-	go func() {
-		s, err := a.In.ReadString('\n')
-		ch <- line{s, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case l := <-ch:
-		if l.err != nil && l.s == "" {
-			return "", l.err
-		}
-		return l.s, nil
-	}
 }
 
 func isYes(s string) bool {

@@ -3,7 +3,14 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -165,4 +172,50 @@ func TestCallingModeErrors(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// concurrencyServer has read-only tools that report whether they ran at the
+// same time as another call, and a write tool that reports how many calls
+// were running when it started.
+func concurrencyServer() *server.MCPServer {
+	s := server.NewMCPServer("concurrency", "1")
+	var active atomic.Int32
+	both := make(chan struct{})
+	var once sync.Once
+	var arrived atomic.Int32
+	readOnly := func(name string) {
+		s.AddTool(mcp.NewTool(name, mcp.WithReadOnlyHintAnnotation(true)), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			active.Add(1)
+			defer active.Add(-1)
+			if arrived.Add(1) == 2 {
+				once.Do(func() { close(both) })
+			}
+			select {
+			case <-both:
+				return mcp.NewToolResultText("together"), nil
+			case <-time.After(5 * time.Second): // only a failing test waits
+				return mcp.NewToolResultText("alone"), nil
+			}
+		})
+	}
+	readOnly("look_a")
+	readOnly("look_b")
+	s.AddTool(mcp.NewTool("change_c", mcp.WithReadOnlyHintAnnotation(false)), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(fmt.Sprintf("active=%d", active.Load()+1)), nil
+	})
+	return s
+}
+
+func TestParallelRunsOnlyReadOnlyCallsTogether(t *testing.T) {
+	h := newHarness(t, setup{srv: concurrencyServer(), opts: bridge.Options{Parallel: true}},
+		fake.Reply(fake.Call("1", "look_a", nil), fake.Call("2", "look_b", nil), fake.Call("3", "change_c", nil)),
+		fake.Reply(fake.Text("done")))
+	_, err := h.b.Ask(context.Background(), "go")
+	require.NoError(t, err)
+	frs := h.fake.Requests()[1].FunctionResponses()
+	require.Len(t, frs, 3)
+	for i, want := range []string{"together", "together", "active=1"} {
+		assert.Equal(t, fmt.Sprint(i+1), frs[i]["id"])
+		assert.Equal(t, want, frs[i]["response"].(map[string]any)["output"])
+	}
 }
