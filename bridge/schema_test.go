@@ -80,7 +80,10 @@ func TestEveryToolwardenToolAdapts(t *testing.T) {
 func TestUnadaptableToolIsSkippedWithWarning(t *testing.T) {
 	s := server.NewMCPServer("schemas", "1")
 	s.AddTool(mcp.NewToolWithRawSchema("fine", "a fine tool", json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)), nil)
-	s.AddTool(mcp.NewToolWithRawSchema("weird", "uses allOf", json.RawMessage(`{"type":"object","allOf":[{"required":["a"]}]}`)), nil)
+	// (mcp-go's client keeps only type, properties, required,
+	// additionalProperties and $defs at a schema's root, so the
+	// unadaptable keyword sits in a property.)
+	s.AddTool(mcp.NewToolWithRawSchema("weird", "uses allOf", json.RawMessage(`{"type":"object","properties":{"a":{"allOf":[{"type":"string"}]}}}`)), nil)
 	h := newHarness(t, setup{srv: s}, fake.Reply(fake.Text("ok")))
 	_, err := h.b.Ask(context.Background(), "hi")
 	require.NoError(t, err)
