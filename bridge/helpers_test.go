@@ -79,6 +79,7 @@ type setup struct {
 	opts     bridge.Options
 	approver *bridge.Approver
 	attempts int
+	timeout  time.Duration
 }
 
 func newHarness(t *testing.T, s setup, turns ...geminifake.Turn) *harness {
@@ -104,8 +105,11 @@ func newHarness(t *testing.T, s setup, turns ...geminifake.Turn) *harness {
 	if s.attempts == 0 {
 		s.attempts = 4
 	}
+	if s.timeout == 0 {
+		s.timeout = 10 * time.Second
+	}
 	m, err := bridge.NewGemini(ctx, bridge.GeminiConfig{
-		APIKey: testKey, BaseURL: h.fake.URL, Model: "gemini-2.5-flash", Timeout: 10 * time.Second,
+		APIKey: testKey, BaseURL: h.fake.URL, Model: "gemini-2.5-flash", Timeout: s.timeout,
 		Retry: bridge.Retry{Attempts: s.attempts, Base: time.Second, Max: 30 * time.Second, Sleep: h.waits.sleep},
 	})
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -159,4 +160,42 @@ func TestGeminiBinaryREPL(t *testing.T) {
 	b, err := os.ReadFile(saved)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "What does hello.txt say?")
+}
+
+func TestGeminiBinaryHTTPServer(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	base := startHTTP(t, ws, env)
+	f := readHelloScript()
+	defer f.Close()
+	// The token comes from the environment, not argv.
+	stdout, stderr, err := geminiRun(t, append(env, serverTokenEnv+"=e2e-token-0123456789"),
+		"--base-url", f.URL, "--server-url", base+"/mcp", "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr)
+	assert.NotContains(t, stderr, "e2e-token-0123456789")
+}
+
+func TestGeminiBinaryCtrlC(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := fake.New(fake.Turn{Hang: true})
+	defer f.Close()
+	cmd := exec.Command(binary, "gemini", "--base-url", f.URL, "--server-cmd", binary+" serve --workspace '"+ws+"'", "hi")
+	cmd.Env = append(env, "GEMINI_API_KEY="+geminiKey)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	for len(f.Requests()) == 0 {
+		select {
+		case <-ctxT(t).Done():
+			t.Fatal("no model request")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr.String(), "toolwarden: interrupted")
+	assert.Len(t, f.Requests(), 1)
 }

@@ -15,12 +15,14 @@ import (
 
 // Turn is one scripted reply. With Status 0 or 200 the reply is a model
 // turn made of Parts; otherwise an API error with that status. A Repeat
-// turn is never used up.
+// turn is never used up. A Hang turn never answers: it waits until the
+// client gives up on the request.
 type Turn struct {
 	Status int
 	Header map[string]string
 	Parts  []map[string]any
 	Repeat bool
+	Hang   bool
 }
 
 // Request is what the client sent.
@@ -47,6 +49,14 @@ func New(turns ...Turn) *Server {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if t := s.reply(w, r); t.Hang {
+		<-r.Context().Done()
+	}
+}
+
+// reply records the request and writes the next scripted turn, unless it
+// hangs; it returns the turn.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
@@ -61,18 +71,21 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if len(s.turns) == 0 {
 		s.problems = append(s.problems, fmt.Sprintf("request %d: the script is over", len(s.requests)))
 		writeError(w, http.StatusBadRequest, "the fake's script is over")
-		return
+		return Turn{}
 	}
 	t := s.turns[0]
 	if !t.Repeat {
 		s.turns = s.turns[1:]
+	}
+	if t.Hang {
+		return t
 	}
 	for k, v := range t.Header {
 		w.Header().Set(k, v)
 	}
 	if t.Status != 0 && t.Status != http.StatusOK {
 		writeError(w, t.Status, http.StatusText(t.Status))
-		return
+		return t
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
@@ -81,6 +94,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			"finishReason": "STOP",
 		}},
 	})
+	return t
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
