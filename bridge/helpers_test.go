@@ -26,7 +26,7 @@ const testKey = "test-key-0123456789"
 
 // toolwardenServer builds the real toolwarden server over a temporary
 // workspace holding hello.txt and notes.md, with deny added to the policy.
-func toolwardenServer(t *testing.T, deny ...string) *server.MCPServer {
+func toolwardenServer(t testing.TB, deny ...string) *server.MCPServer {
 	t.Helper()
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello from toolwarden\n"), 0o644))
@@ -82,7 +82,7 @@ type setup struct {
 	timeout  time.Duration
 }
 
-func newHarness(t *testing.T, s setup, turns ...geminifake.Turn) *harness {
+func newHarness(t testing.TB, s setup, turns ...geminifake.Turn) *harness {
 	t.Helper()
 	h := &harness{fake: geminifake.New(turns...), activity: &syncBuffer{}, prompts: &syncBuffer{}, log: &syncBuffer{}, waits: &waits{}}
 	t.Cleanup(h.fake.Close)

@@ -12,13 +12,16 @@ import (
 // History is the ordered conversation in Gemini's format.
 type History struct {
 	Contents []*genai.Content `json:"contents"`
+	// tokens caches each content's estimate; contents are not changed
+	// once added.
+	tokens map[*genai.Content]int
 }
 
 // Add appends contents.
 func (h *History) Add(c ...*genai.Content) { h.Contents = append(h.Contents, c...) }
 
 // Reset forgets the conversation.
-func (h *History) Reset() { h.Contents = nil }
+func (h *History) Reset() { h.Contents, h.tokens = nil, nil }
 
 // EstimateTokens approximates the tokens of contents at four bytes of JSON
 // per token: a budget check, not a bill, and it costs no API call.
@@ -31,6 +34,23 @@ func EstimateTokens(contents []*genai.Content) int {
 	return n
 }
 
+// estimate is EstimateTokens, cached per content.
+func (h *History) estimate(contents []*genai.Content) int {
+	if h.tokens == nil {
+		h.tokens = map[*genai.Content]int{}
+	}
+	n := 0
+	for _, c := range contents {
+		t, ok := h.tokens[c]
+		if !ok {
+			t = EstimateTokens([]*genai.Content{c})
+			h.tokens[c] = t
+		}
+		n += t
+	}
+	return n
+}
+
 // Fit returns the contents to send under a budget of maxTokens (0: no
 // budget). It drops the oldest exchanges first but always keeps the first
 // user message and the last unit, and never separates a model turn that
@@ -39,17 +59,17 @@ func EstimateTokens(contents []*genai.Content) int {
 // alternating. dropped is the number of contents left out.
 func (h *History) Fit(maxTokens int) (contents []*genai.Content, dropped int) {
 	all := h.Contents
-	if maxTokens <= 0 || len(all) < 3 || EstimateTokens(all) <= maxTokens {
+	if maxTokens <= 0 || len(all) < 3 || h.estimate(all) <= maxTokens {
 		return all, 0
 	}
 	units := splitUnits(all[1:])
-	budget := maxTokens - EstimateTokens(all[:1]) - EstimateTokens([]*genai.Content{truncationNote(0)})
+	budget := maxTokens - h.estimate(all[:1]) - EstimateTokens([]*genai.Content{truncationNote(0)})
 	// Keep units from the newest back while they fit; the newest always.
 	keepFrom := len(units) - 1
-	used := EstimateTokens(units[keepFrom])
-	for keepFrom > 0 && used+EstimateTokens(units[keepFrom-1]) <= budget {
+	used := h.estimate(units[keepFrom])
+	for keepFrom > 0 && used+h.estimate(units[keepFrom-1]) <= budget {
 		keepFrom--
-		used += EstimateTokens(units[keepFrom])
+		used += h.estimate(units[keepFrom])
 	}
 	contents = []*genai.Content{all[0]}
 	for _, u := range units[:keepFrom] {

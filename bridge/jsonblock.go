@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,9 +14,6 @@ import (
 // calling: the model writes each tool call as a fenced ```json block
 // holding exactly {"tool": NAME, "arguments": {...}}, and the bridge
 // answers with fenced ```json-result blocks in the next user turn.
-
-// blockRE matches a fenced block whose info string is exactly "json".
-var blockRE = regexp.MustCompile("(?ms)^```json[ \t]*\n(.*?)\n```[ \t]*$")
 
 // BlockCall is one tool call parsed from a json block; Err is set when the
 // block is malformed, and then Tool and Args are not to be used.
@@ -32,20 +28,30 @@ type blockBody struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-// ParseBlocks returns the tool calls in a model's text, in order.
+// ParseBlocks returns the tool calls in a model's text, in order: each
+// block opens with a line "```json" and closes with a line "```". A block
+// left open is reported as malformed.
 func ParseBlocks(text string) []BlockCall {
 	var calls []BlockCall
-	for _, m := range blockRE.FindAllStringSubmatch(text, -1) {
-		calls = append(calls, parseBlock(m[1]))
+	var body []string
+	open := false
+	for line := range strings.Lines(text) {
+		trimmed := strings.TrimRight(line, " \t\r\n")
+		switch {
+		case !open && trimmed == "```json":
+			open, body = true, body[:0]
+		case open && trimmed == "```":
+			calls = append(calls, parseBlock(strings.Join(body, "")))
+			open = false
+		case open:
+			body = append(body, line)
+		}
 	}
-	if opened := len(openRE.FindAllString(text, -1)); opened > len(calls) {
-		calls = append(calls, BlockCall{Err: errors.New("a ```json block is empty or not closed with ``` on its own line")})
+	if open {
+		calls = append(calls, BlockCall{Err: errors.New("a ```json block is not closed with ``` on its own line")})
 	}
 	return calls
 }
-
-// openRE matches the opening fence of a json block.
-var openRE = regexp.MustCompile("(?m)^```json[ \t]*$")
 
 // parseBlock parses one block strictly: one JSON object, no other fields,
 // a non-empty tool name, arguments an object.

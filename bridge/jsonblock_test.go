@@ -70,7 +70,7 @@ func TestParseBlocksHostile(t *testing.T) {
 		{"args missing", "```json\n{\"tool\":\"x\"}\n```", "", "object"},
 		{"not json", "```json\n{tool: x}\n```", "", "not one JSON object"},
 		{"unclosed", "```json\n{\"tool\":\"x\",\"arguments\":{}}\n", "", "not closed"},
-		{"empty block", "```json\n```", "", "not closed"},
+		{"empty block", "```json\n```", "", "not one JSON object"},
 		{"array", "```json\n[{\"tool\":\"x\"}]\n```", "", "not one JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
