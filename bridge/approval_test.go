@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -37,7 +38,65 @@ func approvalServer() *server.MCPServer {
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("written; answer=%v", res.Content)), nil
 	})
+	// mrtr_write asks the way protocol 2026-07-28 servers do (and issue 7's
+	// approvals will): an input_required result, answered by a retry.
+	s.AddTool(mcp.NewTool("mrtr_write", mcp.WithString("path", mcp.Required()), mcp.WithReadOnlyHintAnnotation(false)),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			answer := server.ElicitationResponse(req.Params.InputResponses, "approve")
+			if answer == nil {
+				return server.NewInputRequestBuilder("").Elicit("approve", mcp.ElicitationParams{
+					Message:         "mrtr_write: overwrite " + req.GetString("path", "") + " with 12 bytes",
+					RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"approve": map[string]any{"type": "boolean"}}, "required": []any{"approve"}},
+				}).ToolResult(), nil
+			}
+			if answer.Action != mcp.ElicitationResponseActionAccept {
+				return mcp.NewToolResultError(`{"code":"denied.approval_declined","message":"the user declined"}`), nil
+			}
+			return mcp.NewToolResultText(fmt.Sprintf("written; answer=%v", answer.Content)), nil
+		})
 	return s
+}
+
+// TestMain lets the test binary serve approvalServer over stdio, so the
+// bridge can be tested against a separate process.
+func TestMain(m *testing.M) {
+	if os.Getenv(approvalServerEnv) == "1" {
+		if err := server.ServeStdio(approvalServer()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+const approvalServerEnv = "BRIDGE_TEST_APPROVAL_SERVER"
+
+func TestApprovalOverStdio(t *testing.T) {
+	t.Setenv(approvalServerEnv, "1")
+	for _, yes := range []bool{false, true} {
+		h := newHarnessFor(t, bridge.Server{Command: os.Args[0]}, setup{approver: &bridge.Approver{Yes: yes}},
+			fake.Reply(fake.Call("w1", "mrtr_write", args("path", "b.txt"))), fake.Reply(fake.Text("ok")))
+		_, err := h.b.Ask(context.Background(), "write it")
+		require.NoError(t, err)
+		e := approvalError(t, h)
+		assert.Contains(t, h.prompts.String(), "mrtr_write: overwrite b.txt with 12 bytes")
+		if yes {
+			assert.Nil(t, e)
+		} else {
+			require.NotNil(t, e)
+			assert.Equal(t, "denied.approval_declined", e["code"])
+		}
+	}
+}
+
+func TestApprovalMultiRoundTripInProcess(t *testing.T) {
+	h := newHarness(t, setup{srv: approvalServer(), approver: &bridge.Approver{Yes: true}},
+		fake.Reply(fake.Call("w1", "mrtr_write", args("path", "c.txt"))), fake.Reply(fake.Text("ok")))
+	_, err := h.b.Ask(context.Background(), "write it")
+	require.NoError(t, err)
+	assert.Nil(t, approvalError(t, h))
+	assert.Contains(t, h.log.String(), "mrtr_write: overwrite c.txt")
 }
 
 func approvalTurns(path string) []fake.Turn {

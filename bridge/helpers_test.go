@@ -84,12 +84,18 @@ type setup struct {
 
 func newHarness(t testing.TB, s setup, turns ...geminifake.Turn) *harness {
 	t.Helper()
-	h := &harness{fake: geminifake.New(turns...), activity: &syncBuffer{}, prompts: &syncBuffer{}, log: &syncBuffer{}, waits: &waits{}}
-	t.Cleanup(h.fake.Close)
-	t.Cleanup(func() { require.Empty(t, h.fake.Problems()) })
 	if s.srv == nil {
 		s.srv = toolwardenServer(t)
 	}
+	return newHarnessFor(t, bridge.Server{InProcess: s.srv}, s, turns...)
+}
+
+// newHarnessFor is newHarness for any MCP server.
+func newHarnessFor(t testing.TB, srv bridge.Server, s setup, turns ...geminifake.Turn) *harness {
+	t.Helper()
+	h := &harness{fake: geminifake.New(turns...), activity: &syncBuffer{}, prompts: &syncBuffer{}, log: &syncBuffer{}, waits: &waits{}}
+	t.Cleanup(h.fake.Close)
+	t.Cleanup(func() { require.Empty(t, h.fake.Problems()) })
 	log := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if s.approver == nil {
 		s.approver = &bridge.Approver{In: bufio.NewReader(strings.NewReader("")), Out: h.prompts, Log: log}
@@ -99,7 +105,7 @@ func newHarness(t testing.TB, s setup, turns ...geminifake.Turn) *harness {
 	}
 	s.approver.Log = log
 	ctx := context.Background()
-	tb, err := bridge.Connect(ctx, bridge.Server{InProcess: s.srv}, s.approver)
+	tb, err := bridge.Connect(ctx, srv, s.approver)
 	require.NoError(t, err)
 	t.Cleanup(func() { tb.Close() })
 	if s.attempts == 0 {
