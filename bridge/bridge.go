@@ -164,26 +164,57 @@ func (b *Bridge) loop(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("model request: %w", err)
 		}
-		turn, err := modelTurn(resp)
-		if err != nil {
-			return "", err
+		answer, done, err := b.step(ctx, resp)
+		if done || err != nil {
+			return answer, err
 		}
-		b.History.Add(turn)
-		var reply *genai.Content
-		if b.opts.Protocol == ProtocolJSONBlock {
-			reply = b.runBlocks(ctx, text(turn))
-		} else {
-			reply = b.runCalls(ctx, turn)
-		}
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		if reply == nil {
-			return text(turn), nil
-		}
-		b.History.Add(reply)
 	}
 	return "", fmt.Errorf("%w (%d)", ErrMaxSteps, b.opts.MaxSteps)
+}
+
+// step handles one model response: it runs the calls and records the
+// results (done false), or returns the final answer (done true).
+func (b *Bridge) step(ctx context.Context, resp *genai.GenerateContentResponse) (answer string, done bool, err error) {
+	if finishReason(resp) == genai.FinishReasonMalformedFunctionCall {
+		// The API could not parse the model's call; tell the model, with a
+		// model turn first so that turns keep alternating.
+		fmt.Fprintln(b.activity, "× the model wrote a malformed function call; asking it to try again")
+		b.History.Add(genai.NewContentFromText("[my function call was malformed]", genai.RoleModel),
+			genai.NewContentFromText(malformedCallNote, genai.RoleUser))
+		return "", false, nil
+	}
+	turn, err := modelTurn(resp)
+	if err != nil {
+		return "", true, err
+	}
+	b.History.Add(turn)
+	var reply *genai.Content
+	if b.opts.Protocol == ProtocolJSONBlock {
+		reply = b.runBlocks(ctx, text(turn))
+	} else {
+		reply = b.runCalls(ctx, turn)
+	}
+	if err := ctx.Err(); err != nil {
+		return "", true, err
+	}
+	if reply != nil {
+		b.History.Add(reply)
+		return "", false, nil
+	}
+	if answer = text(turn); answer == "" {
+		return "", true, fmt.Errorf("the model returned an empty answer (finish reason %s)", finishReason(resp))
+	}
+	return answer, true, nil
+}
+
+const malformedCallNote = "Your last function call could not be parsed (MALFORMED_FUNCTION_CALL). " +
+	"Call one of the declared functions again with arguments that match its parameters schema, or answer in text."
+
+func finishReason(resp *genai.GenerateContentResponse) genai.FinishReason {
+	if resp == nil || len(resp.Candidates) == 0 {
+		return ""
+	}
+	return resp.Candidates[0].FinishReason
 }
 
 // modelTurn is the first candidate's content, with its role set.

@@ -43,6 +43,11 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
 	if cfg.APIKey == "" {
 		return nil, ErrNoAPIKey
 	}
+	if cfg.BaseURL != "" {
+		if err := checkCredentialURL("--base-url", cfg.BaseURL); err != nil {
+			return nil, err
+		}
+	}
 	base := http.DefaultTransport
 	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
 		base = cfg.HTTPClient.Transport

@@ -219,3 +219,26 @@ func TestParallelRunsOnlyReadOnlyCallsTogether(t *testing.T) {
 		assert.Equal(t, want, frs[i]["response"].(map[string]any)["output"])
 	}
 }
+
+func TestMalformedFunctionCallIsExplainedToTheModel(t *testing.T) {
+	h := newHarness(t, setup{},
+		fake.Turn{FinishReason: "MALFORMED_FUNCTION_CALL"},
+		fake.Reply(fake.Call("r1", "read_file", args("path", "hello.txt"))),
+		fake.Reply(fake.Text("hello")))
+	answer, err := h.b.Ask(context.Background(), "read hello.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "hello", answer)
+	second := h.fake.Requests()[1]
+	assert.Contains(t, second.LastText(), "MALFORMED_FUNCTION_CALL")
+	contents := second.Contents()
+	require.Len(t, contents, 3)
+	assert.Equal(t, "model", contents[1]["role"])
+	checkPairs(t, h.fake.Requests()[2].Contents())
+}
+
+func TestEmptyAnswerIsAnError(t *testing.T) {
+	h := newHarness(t, setup{}, fake.Turn{Parts: []map[string]any{}, FinishReason: "SAFETY"})
+	_, err := h.b.Ask(context.Background(), "hi")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SAFETY")
+}

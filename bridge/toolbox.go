@@ -78,6 +78,11 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 		t := transport.NewStdioWithOptions(argv[0], serverEnv(os.Environ()), argv[1:], topts...)
 		return client.NewClient(t, opts...), nil
 	case srv.URL != "":
+		if srv.Token != "" {
+			if err := checkCredentialURL("--server-url", srv.URL); err != nil {
+				return nil, err
+			}
+		}
 		var hopts []transport.StreamableHTTPCOption
 		if srv.Token != "" {
 			hopts = append(hopts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + srv.Token}))

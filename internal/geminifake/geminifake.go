@@ -23,6 +23,8 @@ type Turn struct {
 	Parts  []map[string]any
 	Repeat bool
 	Hang   bool
+	// FinishReason replaces STOP; with no Parts the candidate has no content.
+	FinishReason string
 }
 
 // Request is what the client sent.
@@ -87,13 +89,15 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 		writeError(w, t.Status, http.StatusText(t.Status))
 		return t
 	}
+	candidate := map[string]any{"finishReason": "STOP"}
+	if t.FinishReason != "" {
+		candidate["finishReason"] = t.FinishReason
+	}
+	if t.Parts != nil {
+		candidate["content"] = map[string]any{"role": "model", "parts": t.Parts}
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"candidates": []any{map[string]any{
-			"content":      map[string]any{"role": "model", "parts": t.Parts},
-			"finishReason": "STOP",
-		}},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"candidates": []any{candidate}})
 	return t
 }
 
