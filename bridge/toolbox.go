@@ -151,6 +151,9 @@ func (tb *Toolbox) ReadOnly(name string) bool {
 func (tb *Toolbox) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
+	if args == nil {
+		args = map[string]any{} // "arguments": {} rather than null
+	}
 	req.Params.Arguments = args
 	return tb.c.CallTool(ctx, req)
 }

@@ -114,6 +114,13 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 // serve builds it, unless --server-cmd or --server-url names another.
 func geminiServer(cmd *cobra.Command, f *configFlags, g *geminiFlags) (bridge.Server, *slog.Logger, func(), error) {
 	if g.serverCmd != "" || g.serverURL != "" {
+		// The policy flags would configure a server that is not used; the
+		// user must not believe they narrowed what the other one allows.
+		for _, name := range []string{"config", "workspace", "allow", "deny"} {
+			if cmd.Flags().Changed(name) {
+				return bridge.Server{}, nil, nil, fmt.Errorf("--%s configures the in-process server; with --server-cmd or --server-url, configure that server instead", name)
+			}
+		}
 		token := g.serverToken
 		if token == "" {
 			token = os.Getenv(serverTokenEnv)

@@ -199,3 +199,20 @@ func TestGeminiBinaryCtrlC(t *testing.T) {
 	assert.Contains(t, stderr.String(), "toolwarden: interrupted")
 	assert.Len(t, f.Requests(), 1)
 }
+
+func TestGeminiBinaryRefusesIgnoredPolicyFlags(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	for _, flag := range [][]string{{"--workspace", ws}, {"--deny", "read_file"}, {"--allow", "write_file"}} {
+		args := append([]string{"--base-url", "http://127.0.0.1:9", "--server-cmd", binary + " serve"}, flag...)
+		_, stderr, err := geminiRun(t, env, append(args, "hi")...)
+		require.Error(t, err)
+		assert.Contains(t, stderr, flag[0]+" configures the in-process server")
+	}
+}
+
+func TestGeminiBinaryRefusesCleartextKey(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	_, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", "http://gemini.example.com", "hi")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "clear text")
+}
