@@ -11,6 +11,10 @@ import (
 	"google.golang.org/genai"
 )
 
+// maxParallel bounds the calls run at once with --parallel, whatever the
+// number the model asks for in one turn.
+const maxParallel = 4
+
 // runCalls runs the function calls of a model turn and returns the user
 // turn holding their responses, in call order with the calls' IDs; nil
 // when the turn has no calls.
@@ -28,7 +32,7 @@ func (b *Bridge) runCalls(ctx context.Context, turn *genai.Content) *genai.Conte
 	for i := 0; i < len(calls); {
 		j := i + 1
 		if b.opts.Parallel && b.tools.ReadOnly(calls[i].Name) {
-			for j < len(calls) && b.tools.ReadOnly(calls[j].Name) {
+			for j < len(calls) && j-i < maxParallel && b.tools.ReadOnly(calls[j].Name) {
 				j++
 			}
 		}

@@ -27,12 +27,10 @@ func (b *Bridge) generateConfig() (*genai.GenerateContentConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &genai.GenerateContentConfig{
-		SystemInstruction: genai.NewContentFromText(system, genai.RoleUser),
-		ToolConfig:        &genai.ToolConfig{FunctionCallingConfig: fcc},
-	}
-	if len(decls) > 0 {
+	cfg := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText(system, genai.RoleUser)}
+	if len(decls) > 0 { // a calling config without declarations is refused
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: fcc}
 	}
 	return cfg, nil
 }
