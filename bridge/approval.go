@@ -94,10 +94,11 @@ func decline() *mcp.ElicitationResult {
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}
 }
 
-// accept answers the form minimally: required booleans true, required
-// enums their first value. Optional fields (such as "approve for the rest
-// of the session") are left out, so accepting never widens more than this
-// one call.
+// accept answers the form minimally: required fields only, each with the
+// answer that approves this one call. Optional fields (such as "approve for
+// the rest of the session") are left out, and a required choice that
+// would widen beyond this call is answered no, so accepting never grants
+// more than the action shown.
 func accept(p mcp.ElicitationParams) *mcp.ElicitationResult {
 	content := map[string]any{}
 	schema, _ := p.RequestedSchema.(map[string]any)
@@ -112,10 +113,36 @@ func accept(p mcp.ElicitationParams) *mcp.ElicitationResult {
 		name, _ := r.(string)
 		prop, _ := props[name].(map[string]any)
 		if enum, ok := prop["enum"].([]any); ok && len(enum) > 0 {
-			content[name] = enum[0]
+			content[name] = approvingChoice(enum)
 		} else if prop["type"] == "boolean" {
-			content[name] = true
+			content[name] = !widens(name)
 		}
 	}
 	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: content}}
+}
+
+// widens reports whether a field or choice name reads as a standing grant
+// or a refusal rather than a yes to this one call.
+func widens(name string) bool {
+	n := strings.ToLower(name)
+	if n == "no" || n == "all" {
+		return true
+	}
+	for _, w := range []string{"session", "always", "remember", "deny", "reject", "decline"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// approvingChoice picks the enum value that approves exactly this call:
+// the first that does not widen, else the first.
+func approvingChoice(enum []any) any {
+	for _, v := range enum {
+		if s, ok := v.(string); ok && !widens(s) {
+			return v
+		}
+	}
+	return enum[0]
 }

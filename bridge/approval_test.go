@@ -169,3 +169,32 @@ func TestYesNeverOverridesGuardDenial(t *testing.T) {
 	assert.Equal(t, "denied.not_allowed", e["code"])
 	assert.NotContains(t, h.log.String(), "accepted by --yes")
 }
+
+func TestAcceptGrantsOnlyThisCall(t *testing.T) {
+	for name, tc := range map[string]struct {
+		schema map[string]any
+		want   map[string]any
+	}{
+		"boolean": {map[string]any{"properties": map[string]any{"approve": map[string]any{"type": "boolean"}}, "required": []any{"approve"}},
+			map[string]any{"approve": true}},
+		"optional left out": {map[string]any{"properties": map[string]any{"approve": map[string]any{"type": "boolean"}, "remember": map[string]any{"type": "boolean"}}, "required": []any{"approve"}},
+			map[string]any{"approve": true}},
+		"required widening boolean": {map[string]any{"properties": map[string]any{"approve_for_session": map[string]any{"type": "boolean"}}, "required": []any{"approve_for_session"}},
+			map[string]any{"approve_for_session": false}},
+		"enum with session first": {map[string]any{"properties": map[string]any{"decision": map[string]any{"type": "string", "enum": []any{"deny", "approve_session", "approve_once"}}}, "required": []any{"decision"}},
+			map[string]any{"decision": "approve_once"}},
+		"no schema": {nil, map[string]any{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			approver := &bridge.Approver{Yes: true, Out: &syncBuffer{}, Log: quietLog()}
+			var schema any
+			if tc.schema != nil {
+				schema = map[string]any{"type": "object", "properties": tc.schema["properties"], "required": tc.schema["required"]}
+			}
+			res, err := approver.Elicit(context.Background(), mcp.ElicitationRequest{Params: mcp.ElicitationParams{Message: "m", RequestedSchema: schema}})
+			require.NoError(t, err)
+			assert.Equal(t, mcp.ElicitationResponseActionAccept, res.Action)
+			assert.Equal(t, tc.want, res.Content)
+		})
+	}
+}
