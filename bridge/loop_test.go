@@ -242,3 +242,13 @@ func TestEmptyAnswerIsAnError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "SAFETY")
 }
+
+func TestCallingModes(t *testing.T) {
+	for mode, want := range map[string]string{"": "AUTO", "auto": "AUTO", "any": "ANY", "none": "NONE", "validated": "VALIDATED"} {
+		h := newHarness(t, setup{opts: bridge.Options{CallingMode: mode}}, fake.Reply(fake.Text("ok")))
+		_, err := h.b.Ask(context.Background(), "go")
+		require.NoError(t, err)
+		fcc := h.fake.Requests()[0].Body["toolConfig"].(map[string]any)["functionCallingConfig"].(map[string]any)
+		assert.Equal(t, want, fcc["mode"], mode)
+	}
+}
