@@ -36,5 +36,6 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
+	root.AddCommand(newGeminiCmd())
 	return root
 }

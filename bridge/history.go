@@ -1,0 +1,185 @@
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"google.golang.org/genai"
+)
+
+// History is the ordered conversation in Gemini's format.
+type History struct {
+	Contents []*genai.Content `json:"contents"`
+	// tokens caches each content's estimate; contents are not changed
+	// once added.
+	tokens map[*genai.Content]int
+}
+
+// Add appends contents.
+func (h *History) Add(c ...*genai.Content) { h.Contents = append(h.Contents, c...) }
+
+// Reset forgets the conversation.
+func (h *History) Reset() { h.Contents, h.tokens = nil, nil }
+
+// EstimateTokens approximates the tokens of contents at four bytes of JSON
+// per token: a budget check, not a bill, and it costs no API call.
+func EstimateTokens(contents []*genai.Content) int {
+	n := 0
+	for _, c := range contents {
+		b, _ := json.Marshal(c)
+		n += (len(b) + 3) / 4
+	}
+	return n
+}
+
+// estimate is EstimateTokens, cached per content.
+func (h *History) estimate(contents []*genai.Content) int {
+	if h.tokens == nil {
+		h.tokens = map[*genai.Content]int{}
+	}
+	n := 0
+	for _, c := range contents {
+		t, ok := h.tokens[c]
+		if !ok {
+			t = EstimateTokens([]*genai.Content{c})
+			h.tokens[c] = t
+		}
+		n += t
+	}
+	return n
+}
+
+// Fit returns the contents to send under a budget of maxTokens (0: no
+// budget). It drops the oldest exchanges first but always keeps the first
+// user message and the last unit, and never separates a model turn that
+// calls functions from the turn that answers them. When it drops anything,
+// a short model note says so, which also keeps user and model turns
+// alternating. dropped is the number of contents left out.
+func (h *History) Fit(maxTokens int) (contents []*genai.Content, dropped int) {
+	all := h.Contents
+	if maxTokens <= 0 || len(all) < 3 || h.estimate(all) <= maxTokens {
+		return all, 0
+	}
+	units := splitUnits(all[1:])
+	budget := maxTokens - h.estimate(all[:1]) - EstimateTokens([]*genai.Content{truncationNote(0)})
+	// Keep units from the newest back while they fit; the newest always.
+	keepFrom := len(units) - 1
+	used := h.estimate(units[keepFrom])
+	for keepFrom > 0 && used+h.estimate(units[keepFrom-1]) <= budget {
+		keepFrom--
+		used += h.estimate(units[keepFrom])
+	}
+	contents = []*genai.Content{all[0]}
+	for _, u := range units[:keepFrom] {
+		dropped += len(u)
+	}
+	if dropped > 0 && (len(units[keepFrom]) == 0 || units[keepFrom][0].Role != genai.RoleModel) {
+		contents = append(contents, truncationNote(dropped))
+	}
+	for _, u := range units[keepFrom:] {
+		contents = append(contents, u...)
+	}
+	return contents, dropped
+}
+
+func truncationNote(n int) *genai.Content {
+	return genai.NewContentFromText(fmt.Sprintf("[%d earlier messages were left out to fit the context budget]", n), genai.RoleModel)
+}
+
+// splitUnits groups contents so that a turn with function calls and the
+// turn with their responses stay together.
+func splitUnits(contents []*genai.Content) [][]*genai.Content {
+	var units [][]*genai.Content
+	for i := 0; i < len(contents); i++ {
+		c := contents[i]
+		if hasFunctionCalls(c) && i+1 < len(contents) && hasFunctionResponses(contents[i+1]) {
+			units = append(units, contents[i:i+2])
+			i++
+			continue
+		}
+		units = append(units, contents[i:i+1])
+	}
+	return units
+}
+
+func hasFunctionCalls(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFunctionResponses(c *genai.Content) bool {
+	for _, p := range c.Parts {
+		if p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// sessionFile is the JSON a --session file holds.
+type sessionFile struct {
+	Version  int              `json:"version"`
+	Contents []*genai.Content `json:"contents"`
+}
+
+const sessionVersion = 1
+
+// Save writes the history to path atomically (temporary file in the same
+// directory, fsync, rename), readable by the owner only: it may hold file
+// contents the tools returned.
+func (h *History) Save(path string) error {
+	b, err := json.MarshalIndent(sessionFile{Version: sessionVersion, Contents: h.Contents}, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving session: %w", err)
+	}
+	defer os.Remove(f.Name()) // no-op after the rename
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("saving session: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("saving session: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("saving session: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("saving session: %w", err)
+	}
+	return nil
+}
+
+// LoadHistory reads a session file; a missing file is an empty history.
+func LoadHistory(path string) (*History, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return &History{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading session: %w", err)
+	}
+	var s sessionFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("loading session %s: %w", path, err)
+	}
+	if s.Version != sessionVersion {
+		return nil, fmt.Errorf("loading session %s: version %d, this bridge reads version %d", path, s.Version, sessionVersion)
+	}
+	for i, c := range s.Contents {
+		if c == nil || (c.Role != genai.RoleUser && c.Role != genai.RoleModel) {
+			return nil, fmt.Errorf("loading session %s: message %d has no user or model role", path, i)
+		}
+	}
+	return &History{Contents: s.Contents}, nil
+}

@@ -1,0 +1,171 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/google/shlex"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Server says which MCP server the bridge drives: exactly one of
+// InProcess, Command or URL.
+type Server struct {
+	InProcess *server.MCPServer
+	Command   string // "CMD ARGS", split like a shell would, never run by one
+	URL       string // streamable HTTP endpoint
+	Token     string // bearer token for URL; never logged
+	// Stderr receives a stdio server's log output.
+	Stderr io.Writer
+}
+
+// Toolbox is an initialised MCP client and the tools its server lists.
+type Toolbox struct {
+	c      *client.Client
+	tools  []mcp.Tool
+	byName map[string]mcp.Tool
+	// instructions are the server's, passed on to the model.
+	instructions string
+}
+
+// Connect starts the MCP client for srv, declaring the elicitation
+// capability through approver, and lists the server's tools.
+func Connect(ctx context.Context, srv Server, approver client.ElicitationHandler) (*Toolbox, error) {
+	c, err := newClient(srv, client.WithElicitationHandler(approver))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Start(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("starting the MCP client: %w", err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden-gemini", Version: "1"}
+	res, err := c.Initialize(ctx, init)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("initialising the MCP session: %w", err)
+	}
+	tb := &Toolbox{c: c, byName: map[string]mcp.Tool{}, instructions: res.Instructions}
+	if err := tb.refresh(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return tb, nil
+}
+
+func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) {
+	switch {
+	case srv.InProcess != nil:
+		return client.NewInProcessClientWithOptions(srv.InProcess, opts...)
+	case srv.Command != "":
+		argv, err := shlex.Split(srv.Command)
+		if err != nil || len(argv) == 0 {
+			return nil, fmt.Errorf("--server-cmd %q: cannot split into a command and arguments", srv.Command)
+		}
+		var topts []transport.StdioOption
+		if srv.Stderr != nil {
+			topts = append(topts, transport.WithCommandStderrWriter(srv.Stderr))
+		}
+		t := transport.NewStdioWithOptions(argv[0], serverEnv(os.Environ()), argv[1:], topts...)
+		return client.NewClient(t, opts...), nil
+	case srv.URL != "":
+		if srv.Token != "" {
+			if err := checkCredentialURL("--server-url", srv.URL); err != nil {
+				return nil, err
+			}
+		}
+		var hopts []transport.StreamableHTTPCOption
+		if srv.Token != "" {
+			hopts = append(hopts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + srv.Token}))
+		}
+		t, err := transport.NewStreamableHTTP(srv.URL, hopts...)
+		if err != nil {
+			return nil, err
+		}
+		return client.NewClient(t, opts...), nil
+	}
+	return nil, errors.New("no MCP server given")
+}
+
+// secretEnv are variables a tool server never needs: the model's API key
+// stays with the bridge.
+var secretEnv = []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY="}
+
+// serverEnv is the environment of a stdio server: ours without the keys.
+func serverEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+next:
+	for _, kv := range env {
+		for _, p := range secretEnv {
+			if strings.HasPrefix(kv, p) {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func (tb *Toolbox) refresh(ctx context.Context) error {
+	var all []mcp.Tool
+	req := mcp.ListToolsRequest{}
+	for {
+		res, err := tb.c.ListTools(ctx, req)
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			break
+		}
+		req.Params.Cursor = res.NextCursor
+	}
+	tb.tools = all
+	clear(tb.byName)
+	for _, t := range all {
+		tb.byName[t.Name] = t
+	}
+	return nil
+}
+
+// Tools returns the tools the server lists.
+func (tb *Toolbox) Tools() []mcp.Tool { return tb.tools }
+
+// ReadOnly reports whether the server marks the named tool read-only.
+func (tb *Toolbox) ReadOnly(name string) bool {
+	t, ok := tb.byName[name]
+	return ok && t.Annotations.ReadOnlyHint != nil && *t.Annotations.ReadOnlyHint
+}
+
+// Call calls a tool. Every call goes to the server, listed or not, so the
+// server's guard decides and audits it.
+func (tb *Toolbox) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	if args == nil {
+		args = map[string]any{} // "arguments": {} rather than null
+	}
+	req.Params.Arguments = args
+	return tb.c.CallTool(ctx, req)
+}
+
+// Instructions returns the server's instructions, prefixed for the
+// system prompt, or "".
+func (tb *Toolbox) Instructions() string {
+	if tb.instructions == "" {
+		return ""
+	}
+	return "\n\nThe tool server says: " + tb.instructions
+}
+
+// Close ends the session (and a stdio server's process).
+func (tb *Toolbox) Close() error { return tb.c.Close() }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/bridge"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"golang.org/x/term"
+)
+
+// geminiFlags are the bridge's own flags; the API key is never one
+// (argv is visible to every user of the machine).
+type geminiFlags struct {
+	model, baseURL, serverCmd, serverURL, serverToken string
+	session, callingMode, protocol                    string
+	allowedTools                                      []string
+	maxSteps, maxContextTokens, retries               int
+	timeout                                           time.Duration
+	parallel, yes                                     bool
+}
+
+// serverTokenEnv holds the --server-url bearer token, so that it need not
+// be in argv.
+const serverTokenEnv = "TOOLWARDEN_SERVER_TOKEN"
+
+func newGeminiCmd() *cobra.Command {
+	f := &configFlags{policy: true}
+	g := &geminiFlags{}
+	cmd := &cobra.Command{
+		Use:   "gemini [flags] [PROMPT]",
+		Short: "Talk to Gemini with toolwarden's guarded tools: one-shot with a PROMPT, interactive without",
+		Long: "Drives Gemini function calling against an MCP server's tools: toolwarden's own, in-process, by default " +
+			"(same config and workspace flags as serve), or any stdio (--server-cmd) or streamable-HTTP (--server-url) server.\n" +
+			"The API key comes from GEMINI_API_KEY or GOOGLE_API_KEY.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGemini(cmd, f, g, strings.TrimSpace(strings.Join(args, " ")))
+		},
+	}
+	f.register(cmd)
+	fl := cmd.Flags()
+	fl.StringVar(&g.model, "model", "gemini-2.5-flash", "Gemini model")
+	fl.StringVar(&g.baseURL, "base-url", "", "Gemini API endpoint (default $GOOGLE_GEMINI_BASE_URL, else Google's)")
+	fl.StringVar(&g.serverCmd, "server-cmd", "", `drive this stdio MCP server instead of the in-process one, e.g. "toolwarden serve --workspace DIR"`)
+	fl.StringVar(&g.serverURL, "server-url", "", "drive this streamable-HTTP MCP server instead of the in-process one")
+	fl.StringVar(&g.serverToken, "server-token", "", "bearer token for --server-url (prefer $"+serverTokenEnv+": argv is visible to other users)")
+	fl.StringVar(&g.session, "session", "", "JSON file the conversation is resumed from and saved to after every turn")
+	fl.StringVar(&g.callingMode, "calling-mode", "auto", "function calling mode: auto, any, none or validated")
+	fl.StringSliceVar(&g.allowedTools, "allowed-tools", nil, "restrict function calls to these tools (with --calling-mode any or validated)")
+	fl.StringVar(&g.protocol, "protocol", bridge.ProtocolFunctions, "functions (native function calling) or json-block (fenced JSON in text)")
+	fl.IntVar(&g.maxSteps, "max-steps", 20, "model requests per prompt before giving up")
+	fl.IntVar(&g.maxContextTokens, "max-context-tokens", 200000, "history budget in (estimated) tokens; oldest turns are left out first, 0 for none")
+	fl.IntVar(&g.retries, "retries", 5, "attempts per model request on 429, 500, 503 and network errors")
+	fl.DurationVar(&g.timeout, "timeout", 2*time.Minute, "time limit of one model request")
+	fl.BoolVar(&g.parallel, "parallel", false, "run the read-only calls of one model turn concurrently")
+	fl.BoolVar(&g.yes, "yes", false, "accept every approval prompt without asking (logged); never overrides a guard denial")
+	return cmd
+}
+
+func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string) error {
+	ctx := cmd.Context()
+	key := firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY")
+	if key == "" {
+		return bridge.ErrNoAPIKey
+	}
+	if g.serverCmd != "" && g.serverURL != "" {
+		return errors.New("--server-cmd and --server-url exclude each other")
+	}
+	if g.serverToken != "" && g.serverURL == "" {
+		return errors.New("--server-token needs --server-url")
+	}
+	srv, log, closeServer, err := geminiServer(cmd, f, g)
+	if err != nil {
+		return err
+	}
+	defer closeServer()
+	if g.yes {
+		log.Warn("--yes: approval prompts will be accepted without asking; guard denials still apply")
+	}
+	in := bufio.NewReader(os.Stdin)
+	approver := &bridge.Approver{In: in, Out: os.Stderr, Interactive: term.IsTerminal(int(os.Stdin.Fd())), Yes: g.yes, Log: log}
+	tools, err := bridge.Connect(ctx, srv, approver)
+	if err != nil {
+		return err
+	}
+	defer tools.Close()
+	b, err := newBridge(ctx, g, key, tools, log)
+	if err != nil {
+		return err
+	}
+	if prompt == "" {
+		return interrupted(ctx, (&bridge.REPL{Bridge: b, In: in, Out: os.Stdout, Err: os.Stderr, Session: g.session}).Run(ctx))
+	}
+	answer, err := b.Ask(ctx, prompt)
+	if err != nil {
+		return interrupted(ctx, err)
+	}
+	fmt.Fprintln(os.Stdout, answer)
+	if g.session != "" {
+		return b.History.Save(g.session)
+	}
+	return nil
+}
+
+// geminiServer is the MCP server to drive: toolwarden's own, built like
+// serve builds it, unless --server-cmd or --server-url names another.
+func geminiServer(cmd *cobra.Command, f *configFlags, g *geminiFlags) (bridge.Server, *slog.Logger, func(), error) {
+	if g.serverCmd != "" || g.serverURL != "" {
+		// The policy flags would configure a server that is not used; the
+		// user must not believe they narrowed what the other one allows.
+		for _, name := range []string{"config", "workspace", "allow", "deny"} {
+			if cmd.Flags().Changed(name) {
+				return bridge.Server{}, nil, nil, fmt.Errorf("--%s configures the in-process server; with --server-cmd or --server-url, configure that server instead", name)
+			}
+		}
+		token := g.serverToken
+		if token == "" {
+			token = os.Getenv(serverTokenEnv)
+		}
+		return bridge.Server{Command: g.serverCmd, URL: g.serverURL, Token: token, Stderr: os.Stderr}, newLogger("info"), func() {}, nil
+	}
+	l, err := f.load(cmd)
+	if err != nil {
+		return bridge.Server{}, nil, nil, err
+	}
+	log := newLogger(l.Config.Log.Level)
+	audit, err := guard.OpenAuditLog(mcpserver.AuditPath(l.Config))
+	if err != nil {
+		return bridge.Server{}, nil, nil, err
+	}
+	built, err := mcpserver.Build(cmd.Context(), l.Config, audit, version, log)
+	if err != nil {
+		audit.Close()
+		return bridge.Server{}, nil, nil, err
+	}
+	logStart(log, l, audit.Path())
+	return bridge.Server{InProcess: built.MCP()}, log, func() { built.Close(); audit.Close() }, nil
+}
+
+func newBridge(ctx context.Context, g *geminiFlags, key string, tools *bridge.Toolbox, log *slog.Logger) (*bridge.Bridge, error) {
+	baseURL := g.baseURL
+	if baseURL == "" {
+		baseURL = os.Getenv("GOOGLE_GEMINI_BASE_URL")
+	}
+	retry := bridge.DefaultRetry()
+	retry.Attempts = g.retries
+	model, err := bridge.NewGemini(ctx, bridge.GeminiConfig{APIKey: key, BaseURL: baseURL, Model: g.model, Timeout: g.timeout, Retry: retry})
+	if err != nil {
+		return nil, err
+	}
+	b, err := bridge.New(model, tools, bridge.Options{
+		MaxSteps: g.maxSteps, Parallel: g.parallel, CallingMode: g.callingMode, AllowedTools: g.allowedTools,
+		Protocol: g.protocol, MaxContextTokens: g.maxContextTokens,
+	}, os.Stderr, log)
+	if err != nil || g.session == "" {
+		return b, err
+	}
+	if b.History, err = bridge.LoadHistory(g.session); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// interrupted reports Ctrl-C as such rather than as a context error.
+func interrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return errors.New("interrupted")
+	}
+	return err
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := strings.TrimSpace(os.Getenv(n)); v != "" {
+			return v
+		}
+	}
+	return ""
+}

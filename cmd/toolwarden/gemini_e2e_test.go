@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+)
+
+const geminiKey = "AIza-e2e-secret-key-do-not-print"
+
+// geminiRun runs `toolwarden gemini args...` with the key set and stdin
+// closed, and returns stdout, stderr and the error.
+func geminiRun(t *testing.T, env []string, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(ctxT(t), binary, append([]string{"gemini"}, args...)...)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GEMINI_API_KEY=") && !strings.HasPrefix(kv, "GOOGLE_API_KEY=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "GEMINI_API_KEY="+geminiKey)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	assert.NotContains(t, stdout.String(), geminiKey, "the API key is never printed")
+	assert.NotContains(t, stderr.String(), geminiKey, "the API key is never logged")
+	return stdout.String(), stderr.String(), err
+}
+
+// geminiWorkspace is workspace without the Gemini settings of the
+// environment the tests run in.
+func geminiWorkspace(t *testing.T) (string, []string) {
+	ws, env := workspace(t)
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GOOGLE_GEMINI_BASE_URL=") && !strings.HasPrefix(kv, "GOOGLE_GENAI_") {
+			out = append(out, kv)
+		}
+	}
+	return ws, out
+}
+
+func readHelloScript() *fake.Server {
+	return fake.New(
+		fake.Reply(fake.Call("e1", "read_file", map[string]any{"path": "hello.txt"})),
+		fake.Reply(fake.Text("The file greets you: hello from toolwarden.")))
+}
+
+// checkReadHello checks both sides of the scripted exchange.
+func checkReadHello(t *testing.T, f *fake.Server, stdout, stderr string) {
+	t.Helper()
+	assert.Equal(t, "The file greets you: hello from toolwarden.\n", stdout, "only the final answer is on stdout")
+	assert.Contains(t, stderr, "→ read_file")
+	assert.Empty(t, f.Problems())
+	reqs := f.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, geminiKey, reqs[0].APIKey)
+	frs := reqs[1].FunctionResponses()
+	require.Len(t, frs, 1)
+	assert.Equal(t, "e1", frs[0]["id"])
+	out, _ := json.Marshal(frs[0]["response"])
+	assert.Contains(t, string(out), "hello from toolwarden")
+}
+
+func TestGeminiBinaryStdioServer(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	serverCmd := binary + " serve --workspace '" + ws + "'"
+	stdout, stderr, err := geminiRun(t, env, "--base-url", f.URL, "--server-cmd", serverCmd, "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr)
+}
+
+func TestGeminiBinaryInProcess(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	stdout, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr)
+	audit, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(audit), `"read_file"`, "in-process calls are audited like served ones")
+}
+
+func TestGeminiBinaryBaseURLFromEnv(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	stdout, stderr, err := geminiRun(t, append(env, "GOOGLE_GEMINI_BASE_URL="+f.URL), "--workspace", ws, "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	assert.Len(t, f.Requests(), 2)
+	assert.Contains(t, stdout, "hello from toolwarden")
+}
+
+func TestGeminiBinaryRetryBudgetSpent(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := fake.New(fake.Turn{Status: http.StatusInternalServerError, Repeat: true})
+	defer f.Close()
+	stdout, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "--retries", "2", "hi")
+	require.Error(t, err)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "giving up after 2 attempts")
+	assert.Len(t, f.Requests(), 2)
+}
+
+func TestGeminiBinaryNeedsKey(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	cmd := exec.Command(binary, "gemini", "--workspace", ws, "hi")
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GEMINI_API_KEY=") && !strings.HasPrefix(kv, "GOOGLE_API_KEY=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "GEMINI_API_KEY")
+}
+
+func TestGeminiBinarySessionResume(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	session := filepath.Join(t.TempDir(), "chat.json")
+	f := fake.New(fake.Reply(fake.Text("Noted: blue.")), fake.Reply(fake.Text("You said blue.")))
+	defer f.Close()
+	_, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "--session", session, "My colour is blue.")
+	require.NoError(t, err, stderr)
+	stdout, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "--session", session, "What is my colour?")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "You said blue.\n", stdout)
+	contents := f.Requests()[1].Contents()
+	require.Len(t, contents, 3)
+	assert.Contains(t, contents[0]["parts"].([]any)[0].(map[string]any)["text"], "My colour is blue.")
+}
+
+func TestGeminiBinaryREPL(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	saved := filepath.Join(t.TempDir(), "saved.json")
+	cmd := exec.CommandContext(ctxT(t), binary, "gemini", "--workspace", ws, "--base-url", f.URL)
+	cmd.Env = append(env, "GEMINI_API_KEY="+geminiKey)
+	cmd.Stdin = strings.NewReader("/tools\nWhat does hello.txt say?\n/save " + saved + "\n/bogus\n/quit\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	assert.Contains(t, stdout.String(), "read_file — ")
+	assert.Contains(t, stdout.String(), "The file greets you: hello from toolwarden.")
+	assert.Contains(t, stderr.String(), "unknown command /bogus")
+	b, err := os.ReadFile(saved)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "What does hello.txt say?")
+}
+
+func TestGeminiBinaryHTTPServer(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	base := startHTTP(t, ws, env)
+	f := readHelloScript()
+	defer f.Close()
+	// The token comes from the environment, not argv.
+	stdout, stderr, err := geminiRun(t, append(env, serverTokenEnv+"=e2e-token-0123456789"),
+		"--base-url", f.URL, "--server-url", base+"/mcp", "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr)
+	assert.NotContains(t, stderr, "e2e-token-0123456789")
+}
+
+func TestGeminiBinaryCtrlC(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := fake.New(fake.Turn{Hang: true})
+	defer f.Close()
+	cmd := exec.Command(binary, "gemini", "--base-url", f.URL, "--server-cmd", binary+" serve --workspace '"+ws+"'", "hi")
+	cmd.Env = append(env, "GEMINI_API_KEY="+geminiKey)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	for len(f.Requests()) == 0 {
+		select {
+		case <-ctxT(t).Done():
+			t.Fatal("no model request")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr.String(), "toolwarden: interrupted")
+	assert.Len(t, f.Requests(), 1)
+}
+
+func TestGeminiBinaryRefusesIgnoredPolicyFlags(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	for _, flag := range [][]string{{"--workspace", ws}, {"--deny", "read_file"}, {"--allow", "write_file"}} {
+		args := append([]string{"--base-url", "http://127.0.0.1:9", "--server-cmd", binary + " serve"}, flag...)
+		_, stderr, err := geminiRun(t, env, append(args, "hi")...)
+		require.Error(t, err)
+		assert.Contains(t, stderr, flag[0]+" configures the in-process server")
+	}
+}
+
+func TestGeminiBinaryRefusesCleartextKey(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	_, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", "http://gemini.example.com", "hi")
+	require.Error(t, err)
+	assert.Contains(t, stderr, "clear text")
+}

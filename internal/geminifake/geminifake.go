@@ -1,0 +1,197 @@
+// Package geminifake is a local stand-in for the Gemini generateContent
+// endpoint: it replays a scripted conversation and records what the
+// client sent, so tests can check both sides of the exchange.
+package geminifake
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// Turn is one scripted reply. With Status 0 or 200 the reply is a model
+// turn made of Parts; otherwise an API error with that status. A Repeat
+// turn is never used up. A Hang turn never answers: it waits until the
+// client gives up on the request.
+type Turn struct {
+	Status int
+	Header map[string]string
+	Parts  []map[string]any
+	Repeat bool
+	Hang   bool
+	// FinishReason replaces STOP; with no Parts the candidate has no content.
+	FinishReason string
+}
+
+// Request is what the client sent.
+type Request struct {
+	Path   string
+	APIKey string
+	Body   map[string]any
+}
+
+// Server is the fake endpoint.
+type Server struct {
+	*httptest.Server
+	mu       sync.Mutex
+	turns    []Turn
+	requests []Request
+	problems []string
+}
+
+// New starts a fake that replies with turns, in order.
+func New(turns ...Turn) *Server {
+	s := &Server{turns: turns}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if t := s.reply(w, r); t.Hang {
+		<-r.Context().Done()
+	}
+}
+
+// reply records the request and writes the next scripted turn, unless it
+// hangs; it returns the turn.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	body, _ := io.ReadAll(r.Body)
+	req := Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key")}
+	if err := json.Unmarshal(body, &req.Body); err != nil {
+		s.problems = append(s.problems, fmt.Sprintf("request %d: body is not JSON: %v", len(s.requests)+1, err))
+	}
+	s.requests = append(s.requests, req)
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":generateContent") {
+		s.problems = append(s.problems, "unexpected "+r.Method+" "+r.URL.Path)
+	}
+	if len(s.turns) == 0 {
+		s.problems = append(s.problems, fmt.Sprintf("request %d: the script is over", len(s.requests)))
+		writeError(w, http.StatusBadRequest, "the fake's script is over")
+		return Turn{}
+	}
+	t := s.turns[0]
+	if !t.Repeat {
+		s.turns = s.turns[1:]
+	}
+	if t.Hang {
+		return t
+	}
+	for k, v := range t.Header {
+		w.Header().Set(k, v)
+	}
+	if t.Status != 0 && t.Status != http.StatusOK {
+		writeError(w, t.Status, http.StatusText(t.Status))
+		return t
+	}
+	candidate := map[string]any{"finishReason": "STOP"}
+	if t.FinishReason != "" {
+		candidate["finishReason"] = t.FinishReason
+	}
+	if t.Parts != nil {
+		candidate["content"] = map[string]any{"role": "model", "parts": t.Parts}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"candidates": []any{candidate}})
+	return t
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": "ERROR"}})
+}
+
+// Requests returns what the client sent so far.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Problems lists what went against the script: unexpected paths, bodies
+// that are not JSON, requests past the end of the script.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+// Left is the number of scripted turns not yet used.
+func (s *Server) Left() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, t := range s.turns {
+		if !t.Repeat {
+			n++
+		}
+	}
+	return n
+}
+
+// Text is a text part.
+func Text(s string) map[string]any { return map[string]any{"text": s} }
+
+// Call is a function-call part.
+func Call(id, name string, args map[string]any) map[string]any {
+	fc := map[string]any{"name": name, "args": args}
+	if id != "" {
+		fc["id"] = id
+	}
+	return map[string]any{"functionCall": fc}
+}
+
+// Reply is a 200 turn with the given parts.
+func Reply(parts ...map[string]any) Turn { return Turn{Parts: parts} }
+
+// Contents returns a request's contents.
+func (r Request) Contents() []map[string]any {
+	list, _ := r.Body["contents"].([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, c := range list {
+		m, _ := c.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
+// FunctionResponses returns the function responses in the request's last
+// content, in order.
+func (r Request) FunctionResponses() []map[string]any {
+	contents := r.Contents()
+	if len(contents) == 0 {
+		return nil
+	}
+	parts, _ := contents[len(contents)-1]["parts"].([]any)
+	var out []map[string]any
+	for _, p := range parts {
+		pm, _ := p.(map[string]any)
+		if fr, ok := pm["functionResponse"].(map[string]any); ok {
+			out = append(out, fr)
+		}
+	}
+	return out
+}
+
+// LastText returns the text of the request's last content.
+func (r Request) LastText() string {
+	contents := r.Contents()
+	if len(contents) == 0 {
+		return ""
+	}
+	parts, _ := contents[len(contents)-1]["parts"].([]any)
+	var b strings.Builder
+	for _, p := range parts {
+		pm, _ := p.(map[string]any)
+		if t, ok := pm["text"].(string); ok {
+			b.WriteString(t)
+		}
+	}
+	return b.String()
+}
