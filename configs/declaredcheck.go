@@ -279,6 +279,9 @@ func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
 		if p.AllowFlagLike {
 			add(key+".allow_flag_like", "applies only to cli tools")
 		}
+		if u, err := url.Parse(t.BaseURL); err == nil && t.ParamIn(p) == "query" && u.Query().Has(p.Name) {
+			add(key+".name", "%q is already fixed in base_url's query; the model may not replace it", p.Name)
+		}
 		if t.ParamIn(p) == "body" && (t.Method == "GET" || t.Method == "DELETE") {
 			add(key+".in", "a %s request has no body; use in: query", t.Method)
 		}

@@ -104,7 +104,11 @@ func description(t configs.DeclaredTool, returns, sideEffects string) string {
 	}
 	fmt.Fprintf(&b, "\nReturns: %s\n\n", returns)
 	b.WriteString("Errors: invalid_argument.* naming the parameter's rule when a value breaks it (nothing runs then); ")
-	b.WriteString("invalid_argument.flag_not_allowed for a value starting with \"-\" where it could be read as a flag; limit.timeout; canceled.\n\n")
+	if t.Type == configs.ToolCLI {
+		b.WriteString("invalid_argument.flag_not_allowed for a value starting with \"-\" where it could be read as a flag; sandbox.failed; canceled.\n\n")
+	} else {
+		b.WriteString("upstream.status for a non-2xx answer; backend.unavailable when the endpoint cannot be reached; denied.not_allowed for a redirect to another host; limit.timeout; canceled.\n\n")
+	}
 	fmt.Fprintf(&b, "Side effects: %s\n\nExample: %s", sideEffects, example(t))
 	return b.String()
 }
