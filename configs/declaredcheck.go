@@ -21,7 +21,7 @@ var ReservedToolNames = []string{
 	"search_files", "grep_files", "file_info", "create_directory", "move_file", "delete_file",
 	"run_script", "run_command",
 	"create_mission", "create_task", "get_task", "update_task_status", "list_child_tasks", "add_child_task",
-	"add_task_dependency", "check_task_dependencies", "assign_agent_to_task", "link_artifact_to_task",
+	"add_task_dependency", "check_task_dependencies", "assign_agent_to_task", "link_artifact_to_task", "list_missions", "get_mission",
 	"store_artifact", "retrieve_artifact", "list_artifacts",
 }
 
