@@ -57,7 +57,7 @@ func httpDecl(base, path string) configs.DeclaredTool {
 		Name: "search_api", Description: "Search.", Type: configs.ToolHTTP, Method: "GET",
 		BaseURL: base + path + "?fixed=1", APIKeyEnv: "SEARCH_KEY", APIKeyHeader: "X-Api-Key",
 		MaxOutputBytes: 1000,
-		Params: []configs.ToolParam{{Name: "q", Type: configs.ParamString, Required: true}, {Name: "n", Type: configs.ParamInteger}},
+		Params:         []configs.ToolParam{{Name: "q", Type: configs.ParamString, Required: true}, {Name: "n", Type: configs.ParamInteger}},
 	}
 }
 
