@@ -55,6 +55,9 @@ type DeclaredTool struct {
 	Path []string `mapstructure:"path" yaml:"path"`
 	// Env (cli) is fixed KEY=VALUE environment for the program.
 	Env []string `mapstructure:"env" yaml:"env"`
+	// GoCache (cli) runs the program with Go's environment and the
+	// prepared, read-only GOCACHE of go scripts mounted, for go tools.
+	GoCache bool `mapstructure:"go_cache" yaml:"go_cache"`
 
 	// BaseURL and Method (http) are fixed; params go to the query or a
 	// JSON body.

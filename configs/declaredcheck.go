@@ -255,7 +255,7 @@ func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
 	for _, f := range []struct {
 		key string
 		set bool
-	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}} {
+	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}} {
 		if f.set {
 			add(f.key, "applies only to cli tools")
 		}

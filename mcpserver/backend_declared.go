@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -46,12 +47,16 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 		return nil, nil, err
 	}
 	c := declared.CLI{Runner: runner, Workspace: env.Workspace, Limits: cfg.Limits}
+	var closer io.Closer
+	if slices.ContainsFunc(decl, func(t configs.DeclaredTool) bool { return t.GoCache }) {
+		c.Go, closer = goToolchain(cfg, env)
+	}
 	out := make([]tools.Tool, 0, len(decl))
 	for _, t := range decl {
 		out = append(out, c.Tool(t))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "command", t.Command, "sandbox", runner.Name(), "requires_approval", t.ApprovalRequired())
 	}
-	return out, nil, nil
+	return out, closer, nil
 }
 
 func declaredOf(cfg configs.Config, typ string) []configs.DeclaredTool {

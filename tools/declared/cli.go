@@ -24,6 +24,8 @@ type CLI struct {
 	// Limits are exec.limits; a tool's timeout and max_output_bytes
 	// replace their timeout and output cap.
 	Limits configs.ExecLimits
+	// Go is the toolchain of tools that set go_cache.
+	Go exec.Toolchain
 }
 
 // Tool builds the cli tool t.
@@ -95,12 +97,11 @@ func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (ex
 	if t.MaxOutputBytes > 0 {
 		limits.OutputBytes = t.MaxOutputBytes
 	}
-	res, err := c.Runner.Run(ctx, sandbox.Request{
-		Argv:      argv,
-		Env:       environ(t.Env),
-		Workspace: c.Workspace.Dir(),
-		Limits:    limits,
-	})
+	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: limits}
+	if t.GoCache {
+		c.withGo(&req, t.Env)
+	}
+	res, err := c.Runner.Run(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exec.RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
@@ -114,12 +115,27 @@ func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (ex
 	}, nil
 }
 
-// environ is sandboxEnv with the tool's env added, a tool's KEY replacing
-// the default one.
+// environ is sandboxEnv followed by extra; of entries with the same key
+// the last one wins, so a tool's env replaces a default.
 func environ(extra []string) []string {
-	env := slices.DeleteFunc(slices.Clone(sandboxEnv), func(kv string) bool {
+	all := append(slices.Clone(sandboxEnv), extra...)
+	var out []string
+	for i, kv := range all {
 		k, _, _ := strings.Cut(kv, "=")
-		return slices.ContainsFunc(extra, func(e string) bool { return strings.HasPrefix(e, k+"=") })
-	})
-	return append(env, extra...)
+		if !slices.ContainsFunc(all[i+1:], func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// withGo gives req Go's environment and mounts the prepared GOCACHE; until
+// it is prepared, the run compiles into its own scratch. The tool's env
+// still wins.
+func (c CLI) withGo(req *sandbox.Request, toolEnv []string) {
+	gocache := sandbox.CacheDir
+	if req.Cache = c.Go.Cache.Dir(); req.Cache == "" {
+		gocache = "/tmp/gocache"
+	}
+	req.Env = environ(append(exec.GoEnv(c.Go.GoRoot, gocache), toolEnv...))
 }
