@@ -99,6 +99,7 @@ func TestDeclaredToolErrors(t *testing.T) {
 		{"two placeholders", cli(`    command: [ls, "{a}{b}"]` + "\n    params: [{name: a, type: string}, {name: b, type: string}]\n"), `tools[0].command[1]: "{a}{b}" holds 2 placeholders`},
 		{"program placeholder", cli(`    command: ["{prog}"]` + "\n    params: [{name: prog, type: string}]\n"), `tools[0].command[0]: the program must be fixed`},
 		{"model-chosen flag", cli(`    command: [ls, "-{f}"]` + "\n    params: [{name: f, type: string}]\n"), `tools[0].command[1]: "-{f}" lets the model choose a flag's name`},
+		{"value glued to a short flag", cli(`    command: [grep, "-n{f}", .]` + "\n    params: [{name: f, type: string}]\n"), `tools[0].command[1]: "-n{f}" glues the value to a flag without '='`},
 		{"optional after flag", cli(`    command: [grep, -e, "{p}", .]` + "\n    params: [{name: p, type: string}]\n"), `tools[0].command[2]: optional param "p" stands alone after the flag "-e"`},
 		{"program not found", cli("    command: [no-such-program-xyz]\n"), `tools[0].command[0]: program "no-such-program-xyz" is not found on path`},
 		{"relative program path", cli("    command: [./bin/x]\n"), `tools[0].command[0]: "./bin/x" must be an absolute path`},

@@ -147,3 +147,18 @@ func TestShippedDeclaredExample(t *testing.T) {
 		require.Contains(t, adv, "- web_search")
 	}
 }
+
+// TestDeclaredCLIWithoutSandbox: with no working sandbox the cli tools are
+// unavailable, and config check says why, while the http tools stay.
+func TestDeclaredCLIWithoutSandbox(t *testing.T) {
+	ws, env := workspace(t)
+	file := declaredConfig(t, ws, "https://dict.example.com")
+	cmd := exec.Command(binary, "config", "check", "--config", file)
+	cmd.Env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap", "TOOLWARDEN_EXEC_BWRAP_PATH=/nonexistent/bwrap")
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), "  - toolset: declared_cli\n    reason: 'no working sandbox backend:")
+	adv := string(out)[strings.Index(string(out), "advertised_tools:"):strings.Index(string(out), "hidden_tools:")]
+	require.Contains(t, adv, "- lookup")
+	require.NotContains(t, adv, "grep_code")
+}
