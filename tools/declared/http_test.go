@@ -173,3 +173,41 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
 	require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &e))
 	return e
 }
+
+// BenchmarkHTTPTool calls an http tool's handler against a local endpoint;
+// BenchmarkBareHTTP does the same request with a plain client, so the
+// difference is the tool's own cost (checks, secrets, scrubbing, JSON).
+func BenchmarkHTTPTool(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"results":["a","b"]}`))
+	}))
+	defer srv.Close()
+	tool := HTTP{Getenv: getenv}.Tool(httpDecl(srv.URL, "/ok"))
+	req := mcp.CallToolRequest{}
+	req.Params.Arguments = map[string]any{"q": "golang", "n": float64(3)}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := tool.Handler(context.Background(), req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func BenchmarkBareHTTP(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"results":["a","b"]}`))
+	}))
+	defer srv.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		req, _ := http.NewRequest("GET", srv.URL+"/ok?fixed=1&n=3&q=golang", nil)
+		req.Header.Set("X-Api-Key", apiKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+}
