@@ -45,6 +45,8 @@ func build[Out any](t configs.DeclaredTool, returns, sideEffects string, h tools
 		RequiresApproval: t.ApprovalRequired(),
 		HighRisk:         !t.Annotations.ReadOnly,
 		PathArgs:         pathArgs(t),
+		Timeout:          t.Timeout,
+		MaxOutputBytes:   t.MaxOutputBytes,
 	}
 	tool := tools.New(t.Name, description(t, returns, sideEffects), ann, meta, h)
 	tool.Tool.RawInputSchema = InputSchema(t)
