@@ -27,13 +27,18 @@ import (
 // what the program received, one element per argument.
 const echoArgv = "import json, sys; print(json.dumps(sys.argv[1:]))"
 
+var noApproval = false
+
 // echoTool is a cli tool whose program echoes its argv: a string before
 // "--" (where it could be a flag), an integer inside --count=, a workspace
 // path and a string after "--".
 var echoTool = configs.DeclaredTool{
 	Name: "echo_args", Description: "Echo the arguments.", Type: configs.ToolCLI,
 	Annotations: configs.DeclaredAnnotations{ReadOnly: true},
-	Command:     []string{"/usr/bin/python3", "-c", echoArgv, "{q}", "--count={n}", "--", "{file}", "{rest}"},
+	// Approval is not what these tests are about; a client here cannot
+	// answer an approval request.
+	RequiresApproval: &noApproval,
+	Command:          []string{"/usr/bin/python3", "-c", echoArgv, "{q}", "--count={n}", "--", "{file}", "{rest}"},
 	Params: []configs.ToolParam{
 		{Name: "q", Type: configs.ParamString, Required: true},
 		{Name: "n", Type: configs.ParamInteger},
@@ -143,7 +148,7 @@ func TestDeclaredHTTPSecretStaysServerSide(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Tools = []configs.DeclaredTool{{
 		Name: "web_search", Description: "Search the web.", Type: configs.ToolHTTP, Method: "GET",
-		BaseURL: srv.URL + "/search", APIKeyEnv: "TW_TEST_SEARCH_KEY",
+		BaseURL: srv.URL + "/search", APIKeyEnv: "TW_TEST_SEARCH_KEY", RequiresApproval: &noApproval,
 		Params: []configs.ToolParam{{Name: "q", Type: configs.ParamString, Required: true, MaxLength: 100}},
 	}}
 	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, "web_search")

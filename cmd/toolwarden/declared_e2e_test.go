@@ -43,6 +43,7 @@ tools:
   description: Look a word up.
   type: http
   base_url: `+endpoint+`/define
+  requires_approval: false
   api_key_env: E2E_LOOKUP_KEY
   params:
     - {name: word, type: string, required: true, pattern: "[a-z]+"}
