@@ -47,9 +47,9 @@ var echoTool = configs.DeclaredTool{
 	},
 }
 
-// declaredCLIServer serves echo_args in the real sandbox (runsc when the
-// machine has it), failing under scripts/test when no sandbox works.
-func declaredCLIServer(t *testing.T) *client.Client {
+// declaredCLIServer serves echo_args in the real sandbox backend,
+// failing under scripts/test when it does not work.
+func declaredCLIServer(t *testing.T, backend string) *client.Client {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("sandboxes need root")
@@ -57,6 +57,7 @@ func declaredCLIServer(t *testing.T) *client.Client {
 	f := newFixture(t)
 	f.cfg.Tools = []configs.DeclaredTool{echoTool}
 	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, "echo_args")
+	f.cfg.Exec.Backend = backend
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "declared_cli" {
@@ -73,9 +74,15 @@ func declaredCLIServer(t *testing.T) *client.Client {
 }
 
 // TestDeclaredCLIInjection: each hostile value is either refused with the
-// rule it breaks, or reaches the program literally as exactly one argument.
+// rule it breaks, or reaches the program literally as exactly one argument,
+// in gVisor and in bubblewrap.
 func TestDeclaredCLIInjection(t *testing.T) {
-	c := declaredCLIServer(t)
+	for _, backend := range []string{"runsc", "bwrap"} {
+		t.Run(backend, func(t *testing.T) { injectionTable(t, declaredCLIServer(t, backend), backend) })
+	}
+}
+
+func injectionTable(t *testing.T, c *client.Client, backend string) {
 	literal := []struct {
 		name string
 		args map[string]any
@@ -98,7 +105,7 @@ func TestDeclaredCLIInjection(t *testing.T) {
 			var argv []string
 			require.NoError(t, json.Unmarshal([]byte(out.Stdout), &argv), out.Stdout)
 			require.Equal(t, tc.argv, argv)
-			require.Contains(t, out.Sandbox, "runsc", "the real gVisor sandbox ran it")
+			require.Contains(t, out.Sandbox, backend, "the real sandbox ran it")
 		})
 	}
 	refused := []struct {
