@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -13,7 +12,8 @@ import (
 	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
-// openDeclaredHTTP returns the operator's declared http tools. A tool whose
+// openDeclaredHTTP returns the operator's declared http tools (none when
+// none are declared, which is not reported as unavailable). A tool whose
 // credential variable is unset is still offered, and each call says so;
 // the start-up log names the variable.
 func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
@@ -26,9 +26,6 @@ func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Close
 		out = append(out, h.Tool(t))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "base_url", t.BaseURL, "requires_approval", t.ApprovalRequired())
 	}
-	if len(out) == 0 {
-		return nil, nil, errors.New("not configured: no http tools are declared")
-	}
 	return out, nil, nil
 }
 
@@ -37,7 +34,7 @@ func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Close
 func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
 	decl := declaredOf(env.Config, configs.ToolCLI)
 	if len(decl) == 0 {
-		return nil, nil, errors.New("not configured: no cli tools are declared")
+		return nil, nil, nil // nothing declared is nothing unavailable
 	}
 	cfg := env.Config.Exec
 	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
