@@ -3,6 +3,7 @@ package declared
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +64,9 @@ func (h HTTP) prepare(t configs.DeclaredTool) *httpTool {
 			return
 		}
 		ht.headers.Set(header, prefix+v)
-		ht.secrets = append(ht.secrets, v)
+		// An endpoint may echo a secret escaped or encoded as well as raw.
+		ht.secrets = append(ht.secrets, v, url.QueryEscape(v), base64.StdEncoding.EncodeToString([]byte(v)),
+			base64.RawURLEncoding.EncodeToString([]byte(v)))
 	}
 	if t.APIKeyEnv != "" {
 		if t.APIKeyHeader == "" || strings.EqualFold(t.APIKeyHeader, "Authorization") {

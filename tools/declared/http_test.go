@@ -2,10 +2,12 @@ package declared
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -36,7 +38,8 @@ func endpoint(t *testing.T, other string, got *seen) *httptest.Server {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"results":["a","b"]}`))
 		case "/echo":
-			_, _ = w.Write([]byte("you sent " + r.Header.Get("X-Api-Key")))
+			k := r.Header.Get("X-Api-Key")
+			_, _ = w.Write([]byte("you sent " + k + " " + url.QueryEscape(k+"/") + " " + base64.StdEncoding.EncodeToString([]byte(k))))
 		case "/big":
 			_, _ = w.Write([]byte(strings.Repeat("x", 5000)))
 		case "/fail":
@@ -102,6 +105,7 @@ func TestHTTPToolSendsTheSecretAndNeverShowsIt(t *testing.T) {
 			res := call(t, h.Tool(httpDecl(srv.URL, path)), map[string]any{"q": "x"})
 			require.Equal(t, apiKey, got.header.Get("X-Api-Key"))
 			require.NotContains(t, resultText(res), apiKey)
+			require.NotContains(t, resultText(res), base64.StdEncoding.EncodeToString([]byte(apiKey)))
 			require.Contains(t, resultText(res), redacted)
 		})
 	}
