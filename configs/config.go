@@ -26,6 +26,9 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+	// Tools are the operator's declared tools (see declared.go); more come
+	// from tools.d/*.yaml beside the config file.
+	Tools []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

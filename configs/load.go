@@ -40,6 +40,7 @@ type Loaded struct {
 	// flags widened the built-in defaults. They are logged at start.
 	Widenings []string
 	origin    *origins
+	declared  []toolSource // where each of Config.Tools was read
 }
 
 // Origin names the source of a key's value: a file, an environment variable,
@@ -80,6 +81,9 @@ func Load(opts Options) (*Loaded, error) {
 	org.flagAllow = opts.Allow
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	if err := l.loadDeclared(); err != nil {
 		return nil, err
 	}
 	l.Widenings = widenings(l)

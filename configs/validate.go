@@ -175,5 +175,6 @@ func widenings(l *Loaded) []string {
 	for _, o := range c.AllowedOrigins {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
+	out = append(out, declaredWidenings(l)...)
 	return append(out, execWidenings(l, def.Exec)...)
 }

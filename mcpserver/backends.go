@@ -39,6 +39,8 @@ var backends = []backend{
 	{name: "exec", open: openExec},
 	{name: "artifacts", open: openArtifacts},
 	{name: "graph", open: openGraph},
+	{name: "declared_http", open: openDeclaredHTTP},
+	{name: "declared_cli", open: openDeclaredCLI},
 }
 
 func openFS(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {

@@ -50,6 +50,10 @@ const (
 	InvalidEnum   Code = "invalid_argument.enum"
 	Cycle         Code = "conflict.cycle"
 	Conflict      Code = "conflict"
+	// Declared tools.
+	InvalidURL Code = "invalid_argument.url"
+	// UpstreamStatus: an http tool's endpoint answered with a non-2xx status.
+	UpstreamStatus Code = "upstream.status"
 )
 
 // Error is an error the model can act on.

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -25,6 +26,10 @@ type Meta struct {
 	HighRisk         bool
 	// PathArgs names the arguments holding workspace-relative paths.
 	PathArgs []string
+	// Timeout and MaxOutputBytes, when set, are the tool's own limits
+	// (declared tools); the tool enforces them itself.
+	Timeout        time.Duration
+	MaxOutputBytes int
 }
 
 // Annotations are the four MCP hints, all of which every tool sets

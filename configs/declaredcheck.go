@@ -1,0 +1,343 @@
+package configs
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ReservedToolNames are the built-in tools' names; a declared tool may not
+// take one (it would shadow the built-in, and inherit its allow rule).
+// mcpserver's tests check that every built-in tool is listed.
+var ReservedToolNames = []string{
+	"read_file", "read_multiple_files", "write_file", "edit_file", "list_directory", "directory_tree",
+	"search_files", "grep_files", "file_info", "create_directory", "move_file", "delete_file",
+	"run_script", "run_command",
+	"create_mission", "create_task", "get_task", "update_task_status", "list_child_tasks", "add_child_task",
+	"add_task_dependency", "check_task_dependencies", "assign_agent_to_task", "link_artifact_to_task", "list_missions", "get_mission",
+	"store_artifact", "retrieve_artifact", "list_artifacts",
+}
+
+var (
+	toolName   = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
+	paramName  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	headerName = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+	envEntry   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	hostGlob   = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+)
+
+// maxToolTimeout bounds a declared tool's timeout.
+const maxToolTimeout = time.Hour
+
+// check validates one declared tool; keys passed to add are relative to it.
+func (t *DeclaredTool) check(add func(key, format string, args ...any)) {
+	if !toolName.MatchString(t.Name) {
+		add("name", "%q must be snake_case: a lowercase letter, then 2 to 63 lowercase letters, digits or _", t.Name)
+	} else if slices.Contains(ReservedToolNames, t.Name) {
+		add("name", "%q is a built-in tool's name; choose another", t.Name)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		add("description", "is empty; the model needs it to know when to call the tool")
+	}
+	if t.Timeout < 0 || t.Timeout > maxToolTimeout {
+		add("timeout", "must be between 0 and %s, got %s", maxToolTimeout, t.Timeout)
+	}
+	if t.MaxOutputBytes < 0 {
+		add("max_output_bytes", "must not be negative")
+	}
+	if t.Annotations.ReadOnly && t.Annotations.Destructive {
+		add("annotations", "a read-only tool cannot be destructive")
+	}
+	for i, c := range t.Capabilities {
+		if strings.Count(c, ":") < 2 {
+			add(fmt.Sprintf("capabilities[%d]", i), "%q is not resource:verb:scope", c)
+		}
+	}
+	seen := map[string]bool{}
+	for i, p := range t.Params {
+		key := fmt.Sprintf("params[%d]", i)
+		if seen[p.Name] {
+			add(key+".name", "%q is declared twice", p.Name)
+		}
+		seen[p.Name] = true
+		p.check(add, key)
+	}
+	switch t.Type {
+	case ToolCLI:
+		t.checkCLI(add)
+	case ToolHTTP:
+		t.checkHTTP(add)
+	case "api":
+		add("type", `"api" is called "http" here; use cli or http`)
+	default:
+		add("type", "%q is not a tool type; use cli or http", t.Type)
+	}
+}
+
+func (p ToolParam) check(add func(string, string, ...any), key string) {
+	if !paramName.MatchString(p.Name) {
+		add(key+".name", "%q must be snake_case (lowercase letters, digits, _)", p.Name)
+	}
+	notFor := func(field string, set bool, types ...string) {
+		if set && !slices.Contains(types, p.Type) {
+			add(key+"."+field, "applies only to %s params, not %q", strings.Join(types, " and "), p.Type)
+		}
+	}
+	notFor("pattern", p.Pattern != "", ParamString)
+	notFor("enum", len(p.Enum) > 0, ParamString)
+	notFor("max_length", p.MaxLength != 0, ParamString)
+	notFor("minimum", p.Minimum != nil, ParamInteger)
+	notFor("maximum", p.Maximum != nil, ParamInteger)
+	notFor("schemes", len(p.Schemes) > 0, ParamURL)
+	notFor("hosts", len(p.Hosts) > 0, ParamURL)
+	switch p.Type {
+	case ParamString:
+		if p.Pattern != "" {
+			if _, err := regexp.Compile(p.Pattern); err != nil {
+				add(key+".pattern", "is not a regular expression: %v", err)
+			}
+		}
+		if p.MaxLength < 0 {
+			add(key+".max_length", "must not be negative")
+		}
+	case ParamInteger:
+		if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
+			add(key+".minimum", "%d is more than maximum %d", *p.Minimum, *p.Maximum)
+		}
+	case ParamURL:
+		p.checkURL(add, key)
+	case ParamBoolean, ParamFilepath:
+	default:
+		add(key+".type", "%q is not a param type; use string, integer, boolean, filepath or url", p.Type)
+	}
+	if p.In != "" && p.In != "query" && p.In != "body" {
+		add(key+".in", "%q is neither query nor body", p.In)
+	}
+}
+
+func (p ToolParam) checkURL(add func(string, string, ...any), key string) {
+	if len(p.Hosts) == 0 {
+		add(key+".hosts", "a url param needs a host allowlist")
+	}
+	for _, h := range p.Hosts {
+		if !hostGlob.MatchString(h) {
+			add(key+".hosts", "%q is not a lowercase host name, optionally starting with *.", h)
+		}
+	}
+	for _, s := range p.Schemes {
+		if s != "https" && s != "http" {
+			add(key+".schemes", "%q is not http or https", s)
+		}
+	}
+}
+
+func (t *DeclaredTool) checkCLI(add func(string, string, ...any)) {
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"base_url", t.BaseURL != ""}, {"method", t.Method != ""}, {"api_key_env", t.APIKeyEnv != ""},
+		{"api_key_header", t.APIKeyHeader != ""}, {"header_env", len(t.HeaderEnv) > 0}} {
+		if f.set {
+			add(f.key, "applies only to http tools")
+		}
+	}
+	for i, e := range t.Env {
+		if !envEntry.MatchString(e) {
+			add(fmt.Sprintf("env[%d]", i), "must be KEY=VALUE")
+		}
+	}
+	if len(t.Command) == 0 {
+		add("command", "is empty; give the program and its arguments, e.g. [grep, -n, --, \"{query}\", \"{file}\"]")
+		return
+	}
+	if a, err := ParseArg(t.Command[0]); err == nil && a.Literal() {
+		t.resolveProgram(add)
+	}
+	used := t.checkTemplate(add)
+	for i, p := range t.Params {
+		if !used[p.Name] {
+			add(fmt.Sprintf("params[%d].name", i), "%q is never used in command; every param must appear as {%s}", p.Name, p.Name)
+		}
+		if p.In != "" {
+			add(fmt.Sprintf("params[%d].in", i), "applies only to http tools")
+		}
+	}
+}
+
+// checkTemplate checks the argv template and returns the params it uses.
+func (t *DeclaredTool) checkTemplate(add func(string, string, ...any)) map[string]bool {
+	used := map[string]bool{}
+	afterDashes := false
+	for i, elem := range t.Command {
+		key := fmt.Sprintf("command[%d]", i)
+		a, err := ParseArg(elem)
+		if err != nil {
+			add(key, "%v", err)
+			continue
+		}
+		if i == 0 && !a.Literal() {
+			add(key, "the program must be fixed, not a placeholder")
+			continue
+		}
+		if a.Literal() {
+			afterDashes = afterDashes || elem == "--"
+			continue
+		}
+		p, ok := t.param(a.Param)
+		if !ok {
+			add(key, "placeholder {%s} names no param; declare it under params", a.Param)
+			continue
+		}
+		used[p.Name] = true
+		if strings.Trim(a.Prefix, "-") == "" && a.Prefix != "" {
+			add(key, "%q lets the model choose a flag's name; fix the flag and put the value after it, e.g. --name={%s}", elem, a.Param)
+		} else if strings.HasPrefix(a.Prefix, "-") && !strings.HasSuffix(a.Prefix, "=") {
+			add(key, "%q glues the value to a flag without '=', where it could be read as more short flags (-n{x} with x=rf is -n -r -f); write --name={%s}, or the flag and {%s} as two elements", elem, a.Param, a.Param)
+		}
+		if a.Prefix == "" && !p.Required && !afterDashes && i > 0 && strings.HasPrefix(t.Command[i-1], "-") {
+			add(key, "optional param %q stands alone after the flag %q: when it is absent the element is dropped and the flag would take the next argument; write %s={%s} or make it required",
+				p.Name, t.Command[i-1], t.Command[i-1], p.Name)
+		}
+	}
+	return used
+}
+
+// resolveProgram makes command[0] absolute, looking it up on the tool's
+// path, and checks the sandbox can see it.
+func (t *DeclaredTool) resolveProgram(add func(string, string, ...any)) {
+	prog := t.Command[0]
+	dirs := t.Path
+	if len(dirs) == 0 {
+		dirs = DefaultCLIPath
+	}
+	for i, d := range t.Path {
+		if !filepath.IsAbs(d) {
+			add(fmt.Sprintf("path[%d]", i), "%q is not an absolute directory", d)
+		}
+	}
+	if !filepath.IsAbs(prog) {
+		if strings.Contains(prog, "/") {
+			add("command[0]", "%q must be an absolute path or a bare program name looked up on path", prog)
+			return
+		}
+		found := ""
+		for _, d := range dirs {
+			if isExecutable(filepath.Join(d, prog)) {
+				found = filepath.Join(d, prog)
+				break
+			}
+		}
+		if found == "" {
+			add("command[0]", "program %q is not found on path %v", prog, dirs)
+			return
+		}
+		t.Command[0], prog = found, found
+	}
+	prog = path.Clean(prog)
+	if !strings.HasPrefix(prog, "/usr/") && !strings.HasPrefix(prog, "/bin/") && !strings.HasPrefix(prog, "/sbin/") {
+		add("command[0]", "%q is outside /usr, /bin and /sbin, which are all the sandbox can see", prog)
+	} else if !isExecutable(prog) {
+		add("command[0]", "%q is not an executable file", prog)
+	}
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
+	for _, f := range []struct {
+		key string
+		set bool
+	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}} {
+		if f.set {
+			add(f.key, "applies only to cli tools")
+		}
+	}
+	if t.Method == "" {
+		t.Method = http.MethodGet
+	}
+	t.Method = strings.ToUpper(t.Method)
+	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, t.Method) {
+		add("method", "%q is not one of GET, POST, PUT, PATCH, DELETE", t.Method)
+	}
+	if err := CheckBaseURL(t.BaseURL); err != nil {
+		add("base_url", "%v", err)
+	}
+	t.checkSecrets(add)
+	for i, p := range t.Params {
+		key := fmt.Sprintf("params[%d]", i)
+		if p.Type == ParamFilepath {
+			add(key+".type", "filepath params are for cli tools; an http tool cannot read the workspace")
+		}
+		if p.AllowFlagLike {
+			add(key+".allow_flag_like", "applies only to cli tools")
+		}
+		if u, err := url.Parse(t.BaseURL); err == nil && t.ParamIn(p) == "query" && u.Query().Has(p.Name) {
+			add(key+".name", "%q is already fixed in base_url's query; the model may not replace it", p.Name)
+		}
+		if t.ParamIn(p) == "body" && (t.Method == "GET" || t.Method == "DELETE") {
+			add(key+".in", "a %s request has no body; use in: query", t.Method)
+		}
+	}
+}
+
+func (t *DeclaredTool) checkSecrets(add func(string, string, ...any)) {
+	if t.APIKeyEnv != "" && !envVarName.MatchString(t.APIKeyEnv) {
+		// The value is not echoed: it may be the key itself.
+		add("api_key_env", "is not an environment variable name; name the variable that holds the key, never the key itself")
+	}
+	if t.APIKeyHeader != "" && (t.APIKeyEnv == "" || !headerName.MatchString(t.APIKeyHeader)) {
+		add("api_key_header", "must be a header name, and needs api_key_env")
+	}
+	for i, h := range t.HeaderEnv {
+		key := fmt.Sprintf("header_env[%d]", i)
+		if !headerName.MatchString(h.Name) {
+			add(key+".name", "%q is not a header name", h.Name)
+		}
+		if !envVarName.MatchString(h.Env) {
+			add(key+".env", "is not an environment variable name; name the variable that holds the value, never the value itself")
+		}
+	}
+}
+
+// CheckBaseURL checks an http tool's fixed URL: absolute, http(s), a host,
+// no credentials or fragment, and plain http only to a loopback host (a
+// secret header would otherwise cross the network in clear text).
+func CheckBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return fmt.Errorf("is empty; give the endpoint, e.g. https://api.example.com/v1/search")
+	case err != nil:
+		return fmt.Errorf("is not a URL: %v", err)
+	case u.Scheme != "https" && u.Scheme != "http":
+		return fmt.Errorf("%q must start with https://", raw)
+	case u.Hostname() == "":
+		return fmt.Errorf("%q has no host", raw)
+	case u.User != nil:
+		return fmt.Errorf("must not hold credentials; use api_key_env or header_env")
+	case u.Fragment != "":
+		return fmt.Errorf("%q must not have a #fragment", raw)
+	case u.Scheme == "http" && !IsLoopback(u.Hostname()):
+		return fmt.Errorf("%q uses plain http to a non-loopback host; use https", raw)
+	}
+	return nil
+}
+
+func (t *DeclaredTool) param(name string) (ToolParam, bool) {
+	for _, p := range t.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return ToolParam{}, false
+}

@@ -1,0 +1,67 @@
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/declared"
+)
+
+// openDeclaredHTTP returns the operator's declared http tools (none when
+// none are declared, which is not reported as unavailable). A tool whose
+// credential variable is unset is still offered, and each call says so;
+// the start-up log names the variable.
+func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
+	h := declared.HTTP{Getenv: os.Getenv}
+	var out []tools.Tool
+	for _, t := range declaredOf(env.Config, configs.ToolHTTP) {
+		if missing := h.MissingSecrets(t); len(missing) > 0 {
+			env.Log.Warn("declared tool has no credential; its calls fail until the variables are set", "tool", t.Name, "unset", missing)
+		}
+		out = append(out, h.Tool(t))
+		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "base_url", t.BaseURL, "requires_approval", t.ApprovalRequired())
+	}
+	return out, nil, nil
+}
+
+// openDeclaredCLI returns the operator's declared cli tools, which run only
+// in a sandbox: without one they are unavailable.
+func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
+	decl := declaredOf(env.Config, configs.ToolCLI)
+	if len(decl) == 0 {
+		return nil, nil, nil // nothing declared is nothing unavailable
+	}
+	cfg := env.Config.Exec
+	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
+		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	c := declared.CLI{Runner: runner, Workspace: env.Workspace, Limits: cfg.Limits}
+	var closer io.Closer
+	if slices.ContainsFunc(decl, func(t configs.DeclaredTool) bool { return t.GoCache }) {
+		c.Go, closer = goToolchain(cfg, env)
+	}
+	out := make([]tools.Tool, 0, len(decl))
+	for _, t := range decl {
+		out = append(out, c.Tool(t))
+		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "command", t.Command, "sandbox", runner.Name(), "requires_approval", t.ApprovalRequired())
+	}
+	return out, closer, nil
+}
+
+func declaredOf(cfg configs.Config, typ string) []configs.DeclaredTool {
+	var out []configs.DeclaredTool
+	for _, t := range cfg.Tools {
+		if t.Type == typ {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,141 @@
+package declared
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/exec"
+)
+
+// sandboxEnv is the environment of every cli tool's program, before the
+// tool's own env; nothing of the server's environment is inherited.
+var sandboxEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"}
+
+// CLI runs declared cli tools in a sandbox over a workspace.
+type CLI struct {
+	Runner    sandbox.Runner
+	Workspace *sandbox.Workspace
+	// Limits are exec.limits; a tool's timeout and max_output_bytes
+	// replace their timeout and output cap.
+	Limits configs.ExecLimits
+	// Go is the toolchain of tools that set go_cache.
+	Go exec.Toolchain
+}
+
+// Tool builds the cli tool t.
+func (c CLI) Tool(t configs.DeclaredTool) tools.Tool {
+	chk := newChecker(t, c.Workspace)
+	side := fmt.Sprintf("runs %s in the sandbox (no network, unprivileged, limited, workspace read-only at /workspace); each parameter is exactly one argument, never interpreted by a shell.",
+		strings.Join(t.Command, " "))
+	return build(t, "stdout, stderr (each capped, with truncated flags), exit_code, duration_ms, limit_hit, sandbox. A failing program is a normal result with its exit_code.", side,
+		func(ctx context.Context, args map[string]any) (exec.RunOut, error) {
+			vals, err := chk.values(args)
+			if err != nil {
+				return exec.RunOut{}, err
+			}
+			argv, err := Argv(t, vals)
+			if err != nil {
+				return exec.RunOut{}, err
+			}
+			return c.run(ctx, t, argv)
+		})
+}
+
+// Argv substitutes checked values into t's template: each placeholder's
+// value becomes part of exactly one argument. An element whose optional
+// param is absent is dropped. A value that starts with "-" where the
+// program could read it as a flag (a whole element before "--") is refused
+// unless the param allows it.
+func Argv(t configs.DeclaredTool, vals map[string]value) ([]string, error) {
+	argv := make([]string, 0, len(t.Command))
+	afterDashes := false
+	for _, elem := range t.Command {
+		a, err := configs.ParseArg(elem)
+		if err != nil {
+			return nil, toolerr.Wrap(err, toolerr.Internal, "", "tool %s has an invalid template", t.Name)
+		}
+		if a.Literal() {
+			argv = append(argv, elem)
+			afterDashes = afterDashes || elem == "--"
+			continue
+		}
+		v, ok := vals[a.Param]
+		if !ok {
+			continue
+		}
+		p := param(t, a.Param)
+		if a.Prefix == "" && !afterDashes && strings.HasPrefix(v.Text, "-") && !p.AllowFlagLike {
+			return nil, toolerr.New(toolerr.FlagNotAllowed, "Pass a value that does not start with \"-\"; this parameter is never a flag.",
+				"parameter %q value %q starts with \"-\" and would be read as a flag", a.Param, v.Text).
+				WithRule("tools." + t.Name + ".params." + a.Param + ".allow_flag_like")
+		}
+		argv = append(argv, a.Prefix+v.Text+a.Suffix)
+	}
+	return argv, nil
+}
+
+func param(t configs.DeclaredTool, name string) configs.ToolParam {
+	i := slices.IndexFunc(t.Params, func(p configs.ToolParam) bool { return p.Name == name })
+	return t.Params[i]
+}
+
+func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (exec.RunOut, error) {
+	l := c.Limits
+	limits := sandbox.Limits{
+		Timeout: l.Timeout, MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids, NoFile: l.NoFile, NProc: l.NProc,
+		FileSize: l.FileSizeBytes, AddressSpace: l.AddressSpaceBytes, ScratchBytes: l.ScratchBytes, OutputBytes: l.OutputBytes,
+	}
+	if t.Timeout > 0 {
+		limits.Timeout = t.Timeout
+	}
+	if t.MaxOutputBytes > 0 {
+		limits.OutputBytes = t.MaxOutputBytes
+	}
+	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: limits}
+	if t.GoCache {
+		c.withGo(&req, t.Env)
+	}
+	res, err := c.Runner.Run(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exec.RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
+		}
+		return exec.RunOut{}, toolerr.Wrap(err, toolerr.SandboxFailed, "This is a server-side problem; retrying may not help.", "the sandbox failed: %v", err)
+	}
+	return exec.RunOut{
+		Stdout: string(res.Stdout), Stderr: string(res.Stderr),
+		StdoutTruncated: res.StdoutTruncated, StderrTruncated: res.StderrTruncated,
+		ExitCode: res.ExitCode, DurationMS: res.Duration.Milliseconds(), LimitHit: res.Limit, Sandbox: c.Runner.Name(),
+	}, nil
+}
+
+// environ is sandboxEnv followed by extra; of entries with the same key
+// the last one wins, so a tool's env replaces a default.
+func environ(extra []string) []string {
+	all := append(slices.Clone(sandboxEnv), extra...)
+	var out []string
+	for i, kv := range all {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(all[i+1:], func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// withGo gives req Go's environment and mounts the prepared GOCACHE; until
+// it is prepared, the run compiles into its own scratch. The tool's env
+// still wins.
+func (c CLI) withGo(req *sandbox.Request, toolEnv []string) {
+	gocache := sandbox.CacheDir
+	if req.Cache = c.Go.Cache.Dir(); req.Cache == "" {
+		gocache = "/tmp/gocache"
+	}
+	req.Env = environ(append(exec.GoEnv(c.Go.GoRoot, gocache), toolEnv...))
+}
