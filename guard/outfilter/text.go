@@ -1,0 +1,222 @@
+package outfilter
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/rangetable"
+)
+
+// invisible holds the characters stripped from output: Unicode's format
+// characters (Cf: zero-width space and joiners, bidi embeddings, overrides
+// and isolates, tag characters, the BOM, soft hyphen, ...) and the
+// variation selectors, which can smuggle text a reader does not see.
+var invisible = rangetable.Merge(unicode.Cf, unicode.Variation_Selector)
+
+// stripInvisible removes invisible characters; ASCII text is returned as is.
+func stripInvisible(s string) (string, int) {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return s, 0
+	}
+	var b strings.Builder
+	n := 0
+	for j, r := range s[i:] {
+		if r >= utf8.RuneSelf && unicode.Is(invisible, r) {
+			if n == 0 {
+				b.Grow(len(s))
+				b.WriteString(s[:i+j])
+			}
+			n++
+			continue
+		}
+		if n > 0 {
+			b.WriteRune(r)
+		}
+	}
+	if n == 0 {
+		return s, 0
+	}
+	return b.String(), n
+}
+
+// genericRule is gitleaks' catch-all rule for high-entropy assignments.
+const genericRule = "generic-api-key"
+
+// span is a part of a text to redact.
+type span struct {
+	start, end int
+	rule       string
+}
+
+// Text filters one text: strip, then find injection markers and secrets in
+// what is left, and redact the secrets.
+func (f *Filter) Text(s string, rep *Report) string {
+	if f.opts.StripInvisible {
+		var n int
+		s, n = stripInvisible(s)
+		rep.Stripped += n
+	}
+	return redact(s, f.scan(s, 0, len(s), rep), 0, rep)
+}
+
+// scan finds the markers and secrets in s. Secrets outside [lo, hi) are
+// dropped and the others clipped to it: a JSON member is scanned as
+// `"key": "value"` so that rules keyed on the name see it, but only the
+// value may be changed.
+func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
+	windows := f.prefilter(s, rep)
+	var spans []span
+	for i, ws := range windows {
+		r := &f.rules[i]
+		for _, w := range ws {
+			for _, m := range r.re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
+				if sp, ok := f.finding(r, s, w.start, m); ok && sp.end > lo && sp.start < hi {
+					spans = append(spans, span{max(sp.start, lo), min(sp.end, hi), sp.rule})
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// prefilter walks s once for every keyword and marker (case-insensitive),
+// records the markers as warnings and returns, per rule, the windows of s
+// around its keywords' hits, merged, where its regular expression must run.
+func (f *Filter) prefilter(s string, rep *Report) map[int][]span {
+	lower := asciiLower(s)
+	windows := map[int][]span{}
+	f.trie.Walk(lower, func(end, n, pattern int64) bool {
+		if int(pattern) >= f.nKeys {
+			rep.warn(f.markers[int(pattern)-f.nKeys])
+			return true
+		}
+		at := int(end - n + 1)
+		for _, ri := range f.hits[pattern] {
+			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(int(end)+1+f.rules[ri].after, len(s)))}
+			ws := windows[ri]
+			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && w.end-ws[k].start <= maxWindow {
+				ws[k].end = max(ws[k].end, w.end)
+				continue
+			}
+			windows[ri] = append(ws, w)
+		}
+		return true
+	})
+	return windows
+}
+
+// finding checks one regex match (relative to off) the way gitleaks does:
+// the secret's entropy, then the global and the rule's allowlists.
+func (f *Filter) finding(r *secretRule, s string, off int, m []int) (span, bool) {
+	start, end := r.secret(m)
+	start, end = start+off, end+off
+	if start >= end {
+		return span{}, false
+	}
+	secret := s[start:end]
+	if r.entropy > 0 && shannonEntropy(secret) <= r.entropy {
+		return span{}, false
+	}
+	match := strings.Trim(s[m[0]+off:m[1]+off], "\n")
+	line := lineAround(s, start, end)
+	if allowed(f.global, secret, match, line) || allowed(r.allow, secret, match, line) {
+		return span{}, false
+	}
+	return span{start, end, r.id}, true
+}
+
+// redact replaces spans (offsets shifted by base) in s and counts them.
+// Overlapping spans are redacted as one, named after the most specific
+// rule: a service's own rule wins over the generic one.
+func redact(s string, spans []span, base int, rep *Report) string {
+	if len(spans) == 0 {
+		return s
+	}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].start != spans[j].start {
+			return spans[i].start < spans[j].start
+		}
+		return spans[i].end > spans[j].end
+	})
+	var b strings.Builder
+	b.Grow(len(s))
+	pos := 0
+	for i := 0; i < len(spans); {
+		sp := spans[i]
+		for i++; i < len(spans) && spans[i].start < sp.end; i++ {
+			sp.end = max(sp.end, spans[i].end)
+			if sp.rule == genericRule {
+				sp.rule = spans[i].rule
+			}
+		}
+		b.WriteString(s[pos : sp.start-base])
+		b.WriteString(Redaction(sp.rule))
+		rep.redacted(sp.rule)
+		pos = sp.end - base
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+// asciiLower lower-cases ASCII letters only, so offsets stay those of s.
+func asciiLower(s string) []byte {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return b
+}
+
+// separator reports whether c may sit next to a token: a window edge is
+// moved onto one so that no match starts or ends at an arbitrary cut.
+func separator(c byte) bool {
+	return strings.IndexByte(" \t\r\n\"'`,;:=(){}[]<>\\", c) >= 0
+}
+
+const maxBoundarySlide = 256
+
+// maxWindow bounds how far windows are merged. Go's regexp runs a
+// backtracker, many times faster than its NFA, on inputs this small, and
+// gitleaks' generic rule costs about 1 µs a byte on the NFA. Windows that
+// are not merged overlap, so no match is cut; one found twice is
+// redacted once.
+const maxWindow = 2048
+
+func boundaryBefore(s string, i int) int {
+	for j := i; j > 0 && i-j < maxBoundarySlide; j-- {
+		if separator(s[j-1]) {
+			return j
+		}
+	}
+	return i
+}
+
+func boundaryAfter(s string, i int) int {
+	for j := i; j < len(s) && j-i < maxBoundarySlide; j++ {
+		if separator(s[j]) {
+			return j
+		}
+	}
+	return i
+}
+
+// lineAround returns the line holding s[start:end], at most 1 KiB either side.
+func lineAround(s string, start, end int) string {
+	lo := max(start-1024, 0)
+	if i := strings.LastIndexByte(s[lo:start], '\n'); i >= 0 {
+		lo += i + 1
+	}
+	hi := min(end+1024, len(s))
+	if i := strings.IndexByte(s[end:hi], '\n'); i >= 0 {
+		hi = end + i
+	}
+	return s[lo:hi]
+}
