@@ -23,6 +23,8 @@ type secretRule struct {
 	// default set has none that are not path rules).
 	keywords []string
 	after    int
+	// fast, when set, replaces the windowed search (see fast.go).
+	fast *anchored
 }
 
 // Window sizes around a keyword hit. gitleaks' rules are bounded (a
@@ -70,7 +72,7 @@ var loadRules = sync.OnceValues(func() (ruleSet, error) {
 			after = windowMultiLine
 		}
 		rules = append(rules, secretRule{id: r.RuleID, re: r.Regex, group: r.SecretGroup, entropy: r.Entropy,
-			allow: r.Allowlists, keywords: r.Keywords, after: after})
+			allow: r.Allowlists, keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String())})
 	}
 	for _, x := range extraRules {
 		rules = append(rules, secretRule{id: x.id, re: regexp.MustCompile(x.re), group: 1,
@@ -131,19 +133,36 @@ func allowed(lists []*config.Allowlist, secret, match, line string) bool {
 	return false
 }
 
-// shannonEntropy is gitleaks' entropy measure, in bits per character.
+// shannonEntropy is gitleaks' entropy measure, in bits per character
+// (over runes, divided by the length in bytes, exactly as gitleaks does).
 func shannonEntropy(s string) float64 {
 	if s == "" {
 		return 0
 	}
-	counts := map[rune]int{}
+	var ascii [128]int
+	var other map[rune]int
 	for _, c := range s {
-		counts[c]++
+		if c < 128 {
+			ascii[c]++
+			continue
+		}
+		if other == nil {
+			other = map[rune]int{}
+		}
+		other[c]++
 	}
 	e, inv := 0.0, 1/float64(len(s))
-	for _, n := range counts {
-		f := float64(n) * inv
-		e -= f * math.Log2(f)
+	add := func(n int) {
+		if n > 0 {
+			f := float64(n) * inv
+			e -= f * math.Log2(f)
+		}
+	}
+	for _, n := range ascii {
+		add(n)
+	}
+	for _, n := range other {
+		add(n)
 	}
 	return e
 }

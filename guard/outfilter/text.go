@@ -70,14 +70,29 @@ func (f *Filter) Text(s string, rep *Report) string {
 // `"key": "value"` so that rules keyed on the name see it, but only the
 // value may be changed.
 func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
-	windows := f.prefilter(s, rep)
+	windows, hits := f.prefilter(s, rep)
 	var spans []span
+	keep := func(sp span) {
+		if sp.end > lo && sp.start < hi {
+			spans = append(spans, span{max(sp.start, lo), min(sp.end, hi), sp.rule})
+		}
+	}
+	for i, hs := range hits {
+		r := &f.rules[i]
+		for _, h := range hs {
+			if m := r.fast.match(s, h.start); m != nil {
+				if sp, ok := f.finding(r, s, 0, m); ok {
+					keep(sp)
+				}
+			}
+		}
+	}
 	for i, ws := range windows {
 		r := &f.rules[i]
 		for _, w := range ws {
 			for _, m := range r.re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
-				if sp, ok := f.finding(r, s, w.start, m); ok && sp.end > lo && sp.start < hi {
-					spans = append(spans, span{max(sp.start, lo), min(sp.end, hi), sp.rule})
+				if sp, ok := f.finding(r, s, w.start, m); ok {
+					keep(sp)
 				}
 			}
 		}
@@ -87,10 +102,11 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 
 // prefilter walks s once for every keyword and marker (case-insensitive),
 // records the markers as warnings and returns, per rule, the windows of s
-// around its keywords' hits, merged, where its regular expression must run.
-func (f *Filter) prefilter(s string, rep *Report) map[int][]span {
+// around its keywords' hits, merged, where its regular expression must run;
+// for rules with a fast form, the hits themselves.
+func (f *Filter) prefilter(s string, rep *Report) (windows, hits map[int][]span) {
 	lower := asciiLower(s)
-	windows := map[int][]span{}
+	windows, hits = map[int][]span{}, map[int][]span{}
 	f.trie.Walk(lower, func(end, n, pattern int64) bool {
 		if int(pattern) >= f.nKeys {
 			rep.warn(f.markers[int(pattern)-f.nKeys])
@@ -98,6 +114,12 @@ func (f *Filter) prefilter(s string, rep *Report) map[int][]span {
 		}
 		at := int(end - n + 1)
 		for _, ri := range f.hits[pattern] {
+			if fast := f.rules[ri].fast; fast != nil {
+				if fast.candidate(s, at, int(end)+1) {
+					hits[ri] = append(hits[ri], span{start: at, end: int(end) + 1})
+				}
+				continue
+			}
 			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(int(end)+1+f.rules[ri].after, len(s)))}
 			ws := windows[ri]
 			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && w.end-ws[k].start <= maxWindow {
@@ -108,7 +130,7 @@ func (f *Filter) prefilter(s string, rep *Report) map[int][]span {
 		}
 		return true
 	})
-	return windows
+	return windows, hits
 }
 
 // finding checks one regex match (relative to off) the way gitleaks does:
@@ -177,9 +199,9 @@ func asciiLower(s string) []byte {
 
 // separator reports whether c may sit next to a token: a window edge is
 // moved onto one so that no match starts or ends at an arbitrary cut.
-func separator(c byte) bool {
-	return strings.IndexByte(" \t\r\n\"'`,;:=(){}[]<>\\", c) >= 0
-}
+func separator(c byte) bool { return separatorBytes[c] }
+
+var separatorBytes = byteSet(" \t\r\n\"'`,;:=(){}[]<>\\")
 
 const maxBoundarySlide = 256
 
