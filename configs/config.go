@@ -26,6 +26,8 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+
+	OutputFilter OutputFilter `mapstructure:"output_filter" yaml:"output_filter"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

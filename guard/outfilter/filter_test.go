@@ -65,7 +65,10 @@ func TestStripInvisible(t *testing.T) {
 		{"bidi isolates", "x\u2066y\u2069z\u2067\u2068", "xyz"},
 		{"byte order mark and word joiner", "\ufeffhello\u2060world", "helloworld"},
 		{"tag characters (ASCII smuggling)", "ok\U000E0069\U000E0067\U000E006E", "ok"},
-		{"variation selector", "a\ufe0fb\U000E0100", "ab"},
+		{"variation selectors outside emoji", "a\ufe0fb\U000E0100", "ab"},
+		{"joiner outside emoji", "ig\u200dnore", "ignore"},
+		{"emoji sequences kept", "👩\u200d💻 ❤\ufe0f 👍🏽", "👩\u200d💻 ❤\ufe0f 👍🏽"},
+		{"joiner after emoji before a letter", "👩\u200dx", "👩x"},
 		{"ordinary unicode kept", "naïve café — 日本語 ✓", "naïve café — 日本語 ✓"},
 	}
 	for _, c := range cases {
