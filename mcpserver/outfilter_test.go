@@ -36,9 +36,7 @@ func secretsFile(secrets []fakesecret.Secret) string {
 func requireRedacted(t *testing.T, text string, secrets []fakesecret.Secret) {
 	t.Helper()
 	for _, s := range secrets {
-		for _, part := range strings.Split(s.Value, "\n")[min(1, strings.Count(s.Value, "\n")):] {
-			assert.NotContains(t, text, part, "%s leaked", s.Kind)
-		}
+		assert.NotContains(t, text, s.Needle(), "%s leaked", s.Kind)
 		assert.Contains(t, text, outfilter.Redaction(s.Rule), s.Kind)
 	}
 	for _, c := range fakesecret.Controls {

@@ -57,6 +57,16 @@ func All(seed uint64) []Secret {
 	}
 }
 
+// Needle is the part of the secret a test looks for in filtered output:
+// the value itself, or for a multi-line block its first body line (its
+// BEGIN line is not secret).
+func (s Secret) Needle() string {
+	if lines := strings.Split(s.Value, "\n"); len(lines) > 1 {
+		return lines[1]
+	}
+	return s.Value
+}
+
 // Controls are strings that look a little like secrets and must come
 // through the filter unchanged.
 var Controls = []string{
