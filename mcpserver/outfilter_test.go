@@ -222,4 +222,3 @@ func TestSurfaceDigestFollowsDescriptions(t *testing.T) {
 	rev, _ := mcpserver.ToolsDigest(reversed)
 	assert.Equal(t, before, rev, "order does not matter")
 }
-
