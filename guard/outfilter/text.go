@@ -132,9 +132,9 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // records the markers as warnings and returns, per rule, the windows of s
 // around its keywords' hits, merged, where its regular expression must run;
 // for rules with a fast form, the hits themselves.
-func (f *Filter) prefilter(s string, rep *Report) (windows, hits map[int][]span) {
+func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 	lower := asciiLower(s)
-	windows, hits = map[int][]span{}, map[int][]span{}
+	windows, hits = make([][]span, len(f.rules)), make([][]span, len(f.rules))
 	f.trie.Walk(lower, func(end, n, pattern int64) bool {
 		if int(pattern) >= f.nKeys {
 			rep.warn(f.markers[int(pattern)-f.nKeys])
