@@ -123,6 +123,7 @@ func TestJSONRedactsValuesKeyedByName(t *testing.T) {
 		"env":      []any{secrets[0].Line, secrets[3].Line},
 		"nested":   map[string]any{"content": "line 1\n" + secrets[8].Value + "\nline 3", "size": json.Number("12")},
 		"controls": fakesecret.Controls,
+		"by_token": map[string]any{secrets[1].Value: "owner"},
 	}
 	raw, err := json.Marshal(doc)
 	require.NoError(t, err)
@@ -133,7 +134,8 @@ func TestJSONRedactsValuesKeyedByName(t *testing.T) {
 	for _, s := range []fakesecret.Secret{secrets[0], secrets[3], secrets[8]} {
 		assert.NotContains(t, string(out), s.Needle())
 	}
-	assert.Equal(t, map[string]int{"generic-api-key": 1, "aws-access-token": 1, "slack-bot-token": 1, "private-key": 1}, rep.Redactions)
+	assert.NotContains(t, string(out), secrets[1].Value, "map keys are filtered too")
+	assert.Equal(t, map[string]int{"generic-api-key": 1, "aws-access-token": 1, "slack-bot-token": 1, "private-key": 1, "github-pat": 1}, rep.Redactions)
 	var back map[string]any
 	require.NoError(t, json.Unmarshal(out, &back), "the output is still JSON")
 	assert.Equal(t, "[REDACTED:generic-api-key]", back["api_key"])

@@ -33,9 +33,12 @@ func (f *Filter) value(name string, v any, rep *Report) any {
 	case string:
 		return f.member(name, x, rep)
 	case map[string]any:
+		out := make(map[string]any, len(x))
 		for k, e := range x {
-			x[k] = f.value(k, e, rep)
+			// Names are filtered too: a map keyed by tokens is no hiding place.
+			out[f.member("", k, rep)] = f.value(k, e, rep)
 		}
+		return out
 	case []any:
 		for i, e := range x {
 			x[i] = f.value("", e, rep)
