@@ -36,7 +36,7 @@ const (
 	// fastSpan caps the text an anchored expression may look at after its
 	// keyword; the expression stops early, as soon as no match is possible.
 	fastSpan  = 64 << 10
-	shortSpan = 256
+	shortSpan = 200
 )
 
 // anchoredForm returns the fast form of a rule, or nil.

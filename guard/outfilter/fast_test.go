@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
@@ -104,4 +105,36 @@ func TestAssignmentFollows(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, assignmentFollows(c.in, 3), c.in)
 	}
+}
+
+// The keyword automaton finds exactly what gitleaks' own trie finds in a
+// lower-cased copy, in mixed-case text.
+func TestKeywordDFAMatchesTrie(t *testing.T) {
+	patterns := []string{"key", "ey", "api", "api_key", "-----begin", "ignore previous instructions", "<important>", "a", "ab", "b", "日本"}
+	text := strings.ToUpper(mixedText()[:64<<10]) + mixedText()[:64<<10] + "IGNORE Previous Instructions <Important> aab 日本語 xey API_KEY -----BEGIN"
+	type hit struct{ end, pattern int }
+	var got, want []hit
+	newKeywordDFA(patterns).walk(text, func(end int, p int32) { got = append(got, hit{end, int(p)}) })
+	b := ahocorasick.NewTrieBuilder()
+	for _, p := range patterns {
+		b.AddString(p)
+	}
+	lower := []byte(text)
+	for i, c := range lower {
+		lower[i] = lowerASCII(c)
+	}
+	b.Build().Walk(lower, func(end, _, p int64) bool {
+		want = append(want, hit{int(end), int(p)})
+		return true
+	})
+	cmp := func(a, b hit) int {
+		if a.end != b.end {
+			return a.end - b.end
+		}
+		return a.pattern - b.pattern
+	}
+	slices.SortFunc(got, cmp)
+	slices.SortFunc(want, cmp)
+	require.NotEmpty(t, want)
+	assert.Equal(t, want, got)
 }

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/zricethezav/gitleaks/v8/config"
 )
 
@@ -43,10 +42,10 @@ type Filter struct {
 	opts    Options
 	rules   []secretRule
 	global  []*config.Allowlist
-	trie    *ahocorasick.Trie
-	hits    [][]int // trie pattern -> rule indexes (nil for a marker)
+	keys    *keywordDFA
+	hits    [][]int // pattern -> rule indexes (nil for a marker)
 	markers []string
-	nKeys   int // trie patterns below nKeys are keywords, the rest markers
+	nKeys   int // patterns below nKeys are keywords, the rest markers
 }
 
 // New builds a filter; the rule set is compiled once per process.
@@ -70,9 +69,9 @@ func New(o Options) (*Filter, error) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	b := ahocorasick.NewTrieBuilder()
+	var patterns []string
 	for _, k := range keys {
-		b.AddString(k)
+		patterns = append(patterns, k)
 		f.hits = append(f.hits, byKeyword[k])
 	}
 	f.nKeys = len(keys)
@@ -83,11 +82,11 @@ func New(o Options) (*Filter, error) {
 			continue
 		}
 		seen[m] = true
-		b.AddString(m)
+		patterns = append(patterns, m)
 		f.markers = append(f.markers, m)
 		f.hits = append(f.hits, nil)
 	}
-	f.trie = b.Build()
+	f.keys = newKeywordDFA(patterns)
 	return f, nil
 }
 

@@ -128,27 +128,26 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 	return spans
 }
 
-// prefilter walks s once for every keyword and marker (case-insensitive),
+// prefilter walks s once for every keyword and marker (ASCII case-insensitive),
 // records the markers as warnings and returns, per rule, the windows of s
 // around its keywords' hits, merged, where its regular expression must run;
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
-	lower := asciiLower(s)
 	windows, hits = make([][]span, len(f.rules)), make([][]span, len(f.rules))
-	f.trie.Walk(lower, func(end, n, pattern int64) bool {
+	f.keys.walk(s, func(last int, pattern int32) {
 		if int(pattern) >= f.nKeys {
 			rep.warn(f.markers[int(pattern)-f.nKeys])
-			return true
+			return
 		}
-		at := int(end - n + 1)
+		at, end := last+1-f.keys.lens[pattern], last+1
 		for _, ri := range f.hits[pattern] {
 			if fast := f.rules[ri].fast; fast != nil {
-				if fast.candidate(s, at, int(end)+1) {
-					hits[ri] = append(hits[ri], span{start: at, end: int(end) + 1})
+				if fast.candidate(s, at, end) {
+					hits[ri] = append(hits[ri], span{start: at, end: end})
 				}
 				continue
 			}
-			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(int(end)+1+f.rules[ri].after, len(s)))}
+			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(end+f.rules[ri].after, len(s)))}
 			ws := windows[ri]
 			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && w.end-ws[k].start <= maxWindow {
 				ws[k].end = max(ws[k].end, w.end)
@@ -156,7 +155,6 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			}
 			windows[ri] = append(ws, w)
 		}
-		return true
 	})
 	return windows, hits
 }
@@ -212,17 +210,6 @@ func redact(s string, spans []span, base int, rep *Report) string {
 	}
 	b.WriteString(s[pos:])
 	return b.String()
-}
-
-// asciiLower lower-cases ASCII letters only, so offsets stay those of s.
-func asciiLower(s string) []byte {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return b
 }
 
 // separator reports whether c may sit next to a token: a window edge is
