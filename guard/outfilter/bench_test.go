@@ -49,6 +49,22 @@ func BenchmarkText1MiB(b *testing.B) {
 	cpu.report(b)
 }
 
+// BenchmarkTextResult1MiB filters a tool result holding the 1 MiB as one
+// text content, the "1 MiB text result" (target: under 20 ms/op).
+func BenchmarkTextResult1MiB(b *testing.B) {
+	f := newFilter(b)
+	res := mcp.NewToolResultText(mixedText())
+	b.SetBytes(int64(len(res.Content[0].(mcp.TextContent).Text)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
 // BenchmarkResult1MiB filters a read_file-shaped result: the 1 MiB text as a
 // structured-content string plus its JSON text copy.
 func BenchmarkResult1MiB(b *testing.B) {
