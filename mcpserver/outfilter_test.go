@@ -169,7 +169,11 @@ func TestArtifactResourceRedacted(t *testing.T) {
 	req.Params.URI = "artifact://tasks/" + task + "/creds.txt"
 	out, err := c.ReadResource(ctxT(t), req)
 	require.NoError(t, err)
-	requireRedacted(t, out.Contents[0].(mcp.TextResourceContents).Text, secrets)
+	text := out.Contents[0].(mcp.TextResourceContents)
+	requireRedacted(t, text.Text, secrets)
+	meta, _ := json.Marshal(text.Meta[outfilter.MetaKey])
+	assert.Contains(t, string(meta), `"untrusted":true`, "the read call's report labels the resource")
+	assert.Contains(t, string(meta), `"github-pat":1`)
 
 	res = callTool(t, c, "retrieve_artifact", map[string]any{"task_id": task, "name": "creds.txt"})
 	requireRedacted(t, structuredStrings(t, res), secrets)
