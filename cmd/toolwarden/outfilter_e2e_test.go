@@ -79,6 +79,13 @@ func TestOutputFilterBinary(t *testing.T) {
 	out, err := cmd.Output()
 	require.NoError(t, err)
 	require.Contains(t, string(out), "tools_sha256: "+digest)
+	cmd = exec.Command(binary, "tools", "--workspace", ws)
+	cmd.Env = env
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	_, err = cmd.Output()
+	require.NoError(t, err)
+	require.Contains(t, stderr.String(), "tools_sha256: "+digest, "`tools` prints the same digest on stderr")
 
 	// A wider surface (one more tool advertised) is a different digest.
 	serveAndRead(t, ws, env, "hello.txt", "--allow", "write_file")
