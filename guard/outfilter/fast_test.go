@@ -111,7 +111,7 @@ func TestAssignmentFollows(t *testing.T) {
 // lower-cased copy, in mixed-case text.
 func TestKeywordDFAMatchesTrie(t *testing.T) {
 	patterns := []string{"key", "ey", "api", "api_key", "-----begin", "ignore previous instructions", "<important>", "a", "ab", "b", "日本"}
-	text := strings.ToUpper(mixedText()[:64<<10]) + mixedText()[:64<<10] + "IGNORE Previous Instructions <Important> aab 日本語 xey API_KEY -----BEGIN"
+	text := strings.ToUpper(mixedText()[:64<<10]) + mixedText()[:64<<10] + "IGNORE Previous \n\t Instructions <Important> aab 日本語 xey API_KEY -----BEGIN"
 	type hit struct{ end, pattern int }
 	var got, want []hit
 	newKeywordDFA(patterns).walk(text, func(end int, p int32) { got = append(got, hit{end, int(p)}) })
@@ -119,15 +119,22 @@ func TestKeywordDFAMatchesTrie(t *testing.T) {
 	for _, p := range patterns {
 		b.AddString(p)
 	}
-	lower := []byte(text)
-	for i, c := range lower {
-		lower[i] = lowerASCII(c)
-		if strings.IndexByte("\t\n\v\f\r", c) >= 0 {
-			lower[i] = ' '
+	// The reference sees the text lower-cased, with each run of white
+	// space as one space; at maps its offsets back to the text's.
+	var lower []byte
+	var at []int
+	for i := range len(text) {
+		c := lowerASCII(text[i])
+		if strings.IndexByte(" \t\n\v\f\r", c) >= 0 {
+			if len(lower) > 0 && lower[len(lower)-1] == ' ' {
+				continue
+			}
+			c = ' '
 		}
+		lower, at = append(lower, c), append(at, i)
 	}
 	b.Build().Walk(lower, func(end, _, p int64) bool {
-		want = append(want, hit{int(end), int(p)})
+		want = append(want, hit{at[end], int(p)})
 		return true
 	})
 	cmp := func(a, b hit) int {
@@ -140,4 +147,15 @@ func TestKeywordDFAMatchesTrie(t *testing.T) {
 	slices.SortFunc(want, cmp)
 	require.NotEmpty(t, want)
 	assert.Equal(t, want, got)
+}
+
+// Keyword hits are located by their end minus their length, which holds
+// only for keywords without white space (walk folds runs of it).
+func TestKeywordsHaveNoWhiteSpace(t *testing.T) {
+	for _, r := range newFilter(t).rules {
+		for _, k := range r.keywords {
+			assert.NotContains(t, k, " ", r.id)
+			assert.Equal(t, -1, strings.IndexAny(k, "\t\n\v\f\r"), r.id)
+		}
+	}
 }
