@@ -65,11 +65,13 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // around its keywords' hits, merged, where its regular expression must run;
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
-	windows, hits = make([][]span, len(f.rules)), make([][]span, len(f.rules))
 	f.keys.walk(s, func(last int, pattern int32) {
 		if int(pattern) >= f.nKeys {
 			rep.warn(f.markers[int(pattern)-f.nKeys])
 			return
+		}
+		if windows == nil { // most short results hold no keyword at all
+			windows, hits = make([][]span, len(f.rules)), make([][]span, len(f.rules))
 		}
 		at, end := last+1-f.keys.lens[pattern], last+1
 		for _, ri := range f.hits[pattern] {
