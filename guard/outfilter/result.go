@@ -25,13 +25,13 @@ const WarningPrefix = "[toolwarden warning] "
 func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, error) {
 	var rep Report
 	out := *res
-	rawText, newRaw, err := f.structured(&out, &rep)
+	copyOf, err := f.structured(&out, &rep)
 	if err != nil {
 		return nil, rep, err
 	}
 	out.Content = make([]mcp.Content, len(res.Content))
 	for i, c := range res.Content {
-		out.Content[i] = f.content(c, rawText, newRaw, &rep)
+		out.Content[i] = f.content(c, copyOf, &rep)
 	}
 	if len(rep.Warnings) > 0 {
 		out.Content = append(out.Content, mcp.NewTextContent(warningText(rep.Warnings)))
@@ -40,48 +40,66 @@ func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, e
 	return &out, rep, nil
 }
 
-// structured filters out.StructuredContent in place and returns its JSON
-// text before and after, so that the text copy of it can follow.
-func (f *Filter) structured(out *mcp.CallToolResult, rep *Report) (string, string, error) {
+// textCopy recognises the structured content's JSON text copy and gives
+// its filtered form.
+type textCopy struct {
+	raw, filtered []byte
+	text          string // string(filtered), made once
+}
+
+func (c *textCopy) of(text string) (string, bool) {
+	// string(c.raw) in a comparison does not copy.
+	if c == nil || text != string(c.raw) {
+		return "", false
+	}
+	if c.text == "" {
+		c.text = string(c.filtered)
+	}
+	return c.text, true
+}
+
+// structured filters out.StructuredContent in place and returns what its
+// JSON text copy must become.
+func (f *Filter) structured(out *mcp.CallToolResult, rep *Report) (*textCopy, error) {
 	if out.StructuredContent == nil {
-		return "", "", nil
+		return nil, nil
 	}
 	raw, ok := out.StructuredContent.(json.RawMessage)
 	if !ok {
 		var err error
 		if raw, err = json.Marshal(out.StructuredContent); err != nil {
-			return "", "", fmt.Errorf("structured content does not encode: %w", err)
+			return nil, fmt.Errorf("structured content does not encode: %w", err)
 		}
 	}
 	filtered, err := f.JSON(raw, rep)
 	if err != nil {
-		return "", "", err
+		return nil, err
 	}
 	out.StructuredContent = json.RawMessage(filtered)
-	return string(raw), string(filtered), nil
+	return &textCopy{raw: raw, filtered: filtered}, nil
 }
 
 // content filters one content. A text equal to the structured content's
 // JSON is its compatibility copy: it becomes the filtered JSON, unscanned a
 // second time, so both stay the same and nothing is counted twice.
-func (f *Filter) content(c mcp.Content, rawText, newRaw string, rep *Report) mcp.Content {
+func (f *Filter) content(c mcp.Content, copyOf *textCopy, rep *Report) mcp.Content {
 	switch x := c.(type) {
 	case mcp.TextContent:
-		if rawText != "" && x.Text == rawText {
-			x.Text = newRaw
+		if text, ok := copyOf.of(x.Text); ok {
+			x.Text = text
 		} else {
 			x.Text = f.Text(x.Text, rep)
 		}
 		return x
 	case *mcp.TextContent:
 		y := *x
-		return f.content(y, rawText, newRaw, rep)
+		return f.content(y, copyOf, rep)
 	case mcp.EmbeddedResource:
 		x.Resource = f.resource(x.Resource, rep)
 		return x
 	case *mcp.EmbeddedResource:
 		y := *x
-		return f.content(y, rawText, newRaw, rep)
+		return f.content(y, copyOf, rep)
 	}
 	return c
 }
