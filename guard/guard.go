@@ -90,7 +90,8 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 
 // Finish filters the result (secrets, invisible characters, injection
 // warnings), caps it, counts its bytes against the session and writes the
-// audit line with the number of redactions. The returned result is what the model receives.
+// audit line with the number of redactions. The returned result is what
+// the model receives.
 func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult {
 	if err != nil {
 		res = toolerr.Result(toolerr.As(err))
