@@ -28,7 +28,8 @@ type Config struct {
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
 	// Tools are the operator's declared tools (see declared.go); more come
 	// from tools.d/*.yaml beside the config file.
-	Tools []DeclaredTool `mapstructure:"tools" yaml:"tools"`
+	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
+	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

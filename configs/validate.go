@@ -45,6 +45,7 @@ func (l *Loaded) validate() error {
 	c.Exec.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
+	c.OutputFilter.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -162,6 +163,7 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, artifactWidenings(l)...)
+	out = append(out, outputFilterWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}

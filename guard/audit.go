@@ -31,6 +31,12 @@ type Entry struct {
 	DurationMS float64 `json:"duration_ms"`
 	Prev       string  `json:"prev"`
 	Hash       string  `json:"hash"`
+
+	// Redactions counts the secrets the output filter removed from the result.
+	Redactions int `json:"redactions,omitempty"`
+	// ToolsSHA256 is, on a start line, the digest of the advertised tool
+	// surface (names, descriptions, schemas, annotations).
+	ToolsSHA256 string `json:"tools_sha256,omitempty"`
 }
 
 // genesis is the Prev of the first line.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -21,6 +22,8 @@ type Config struct {
 	Limits         Limits
 	MaxOutputBytes int // per call
 	CallTimeout    time.Duration
+	// OutputFilter filters every result; nil means the default filter.
+	OutputFilter *outfilter.Filter
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -85,13 +88,17 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
 }
 
-// Finish caps the result, counts its bytes against the session and writes
-// the audit line. The returned result is what the model receives.
+// Finish filters the result (secrets, invisible characters, injection
+// warnings), caps it, counts its bytes against the session and writes the
+// audit line with the number of redactions. The returned result is what
+// the model receives.
 func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult {
 	if err != nil {
 		res = toolerr.Result(toolerr.As(err))
 	}
-	res, size := capOutput(res, t.g.cfg.MaxOutputBytes)
+	filtered, redactions := t.g.filterOutput(res)
+	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
+	res = keepMeta(res, filtered)
 	t.g.mu.Lock()
 	t.g.session(t.call.Session).OutputBytes += int64(size)
 	t.g.mu.Unlock()
@@ -99,7 +106,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 	if res.IsError {
 		outcome, code = OutcomeFailed, string(toolerr.ErrorCode(res))
 	}
-	if aerr := t.g.record(t.call, t.digest, "allowed", outcome, code, t.start); aerr != nil {
+	if aerr := t.g.recordFinished(t, outcome, code, redactions); aerr != nil {
 		return toolerr.Result(toolerr.New(toolerr.Internal, "The operator must fix the audit log before tools can run.",
 			"the call ran but its audit line could not be written"))
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -72,11 +73,17 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
+	filter, err := outfilter.New(outfilter.Options{Redact: !cfg.OutputFilter.DisableRedaction,
+		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers})
+	if err != nil {
+		return nil, err
+	}
 	return guard.New(guard.Config{
 		Policy:         policy,
 		Limits:         guard.Limits{MaxCalls: cfg.Limits.MaxCallsPerSession, MaxOutputBytes: cfg.Limits.MaxOutputBytesPerSession},
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
+		OutputFilter:   filter,
 	}, GuardInfo(toolset), v, audit), nil
 }
 

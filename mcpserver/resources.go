@@ -70,7 +70,8 @@ func (s *Server) readResource(res tools.Resources) server.ResourceTemplateHandle
 		if !ok {
 			return nil, errors.New("resource tool returned no structured content")
 		}
-		return res.Contents(uri, raw)
+		contents, err := res.Contents(uri, raw)
+		return labelContents(contents, out.Meta), err
 	}
 }
 

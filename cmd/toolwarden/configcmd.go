@@ -40,6 +40,10 @@ type effective struct {
 	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
 	AuditPath   string                  `yaml:"audit_path"`
 	Config      configs.Config          `yaml:"config"`
+
+	// ToolsSHA256 is the digest of the advertised tool surface, as in the
+	// audit log's start line.
+	ToolsSHA256 string `yaml:"tools_sha256"`
 }
 
 func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
@@ -52,6 +56,9 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 		Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{}}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
+	}
+	if out.ToolsSHA256, err = b.SurfaceDigest(cmd.Context()); err != nil {
+		return err
 	}
 	for _, t := range b.Tools {
 		if b.Allowed(t.Tool.Name) {

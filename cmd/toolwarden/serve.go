@@ -45,6 +45,9 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer b.Close()
 	logStart(log, l, audit.Path())
+	if err := recordSurface(cmd.Context(), b, audit, log); err != nil {
+		return err
+	}
 	if cfg.HTTP.Addr == "" {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,10 @@ func newToolsCmd() *cobra.Command {
 			list, err := b.ListTools(cmd.Context())
 			if err != nil {
 				return err
+			}
+			// The digest goes to stderr, so stdout stays the JSON list.
+			if digest, err := mcpserver.ToolsDigest(list); err == nil {
+				fmt.Fprintln(os.Stderr, "tools_sha256:", digest)
 			}
 			enc := json.NewEncoder(os.Stdout)
 			enc.SetIndent("", "  ")

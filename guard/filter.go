@@ -1,0 +1,63 @@
+package guard
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// defaultFilter is the filter of a guard whose Config.OutputFilter is nil:
+// the secure default, never no filter.
+var defaultFilter = sync.OnceValue(func() *outfilter.Filter {
+	f, err := outfilter.New(outfilter.DefaultOptions())
+	if err != nil {
+		panic(fmt.Sprintf("output filter: embedded rules do not load: %v", err))
+	}
+	return f
+})
+
+// filterOutput runs the output filter over a result, before the output
+// cap, and returns the number of secrets it redacted. A result the filter
+// cannot scan is not passed on: it becomes an error naming the rule.
+func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, int) {
+	if res == nil {
+		return nil, 0
+	}
+	f := g.cfg.OutputFilter
+	if f == nil {
+		f = defaultFilter()
+	}
+	out, rep, err := f.Result(res)
+	if err != nil {
+		return toolerr.Result(toolerr.New(toolerr.Internal, "",
+			"the tool's output could not be filtered, so it was withheld: %v", err).WithRule("output_filter")), 0
+	}
+	return out, rep.Redacted()
+}
+
+// keepMeta carries the filter's _meta report over to a result the output
+// cap replaced.
+func keepMeta(capped, filtered *mcp.CallToolResult) *mcp.CallToolResult {
+	if capped != filtered && filtered != nil && capped.Meta == nil {
+		capped.Meta = filtered.Meta
+	}
+	return capped
+}
+
+// recordFinished writes a finished call's audit line, with the number of
+// secrets the output filter redacted.
+func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactions int) error {
+	err := g.audit.Append(Entry{
+		Session: t.call.Session, Tool: t.call.Tool, ArgsSHA256: t.digest, Rule: "allowed",
+		Outcome: outcome, Code: code, DurationMS: float64(time.Since(t.start).Microseconds()) / 1000,
+		Redactions: redactions,
+	})
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package outfilter
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/internal/fakesecret"
+)
+
+// mixedText is about 1 MiB of what tools return: prose, Go and YAML that
+// talk about keys, tokens, auth and passwords, log lines, hashes and IDs,
+// with every fake secret of fakesecret.All placed in it once.
+func mixedText() string {
+	chunks := []string{
+		"The API key is read from the environment; never put an access token in the config file.\n",
+		"func (c *Client) authenticate(ctx context.Context, token string) error { return c.auth.Verify(ctx, token) }\n",
+		"2026-11-21T17:31:38Z INFO request id=550e8400-e29b-41d4-a716-446655440000 user=alice status=200 took=12ms\n",
+		"commit 3f2a9c1d4e5b6a7f8091a2b3c4d5e6f708192a3b Author: Bob <bob@example.com> fix password reset flow\n",
+		"database:\n  host: db.internal\n  password_env: DB_PASSWORD\n  credentials: see the secret store\n",
+		"They said the key to the monkey's money was in the keyboard, hey, obey the survey key.\n",
+		"| Name | Description |\n|------|-------------|\n| auth | Authentication settings for the access layer |\n",
+	}
+	var b strings.Builder
+	secrets := fakesecret.All(42)
+	for i := 0; b.Len() < 1<<20; i++ {
+		b.WriteString(chunks[i%len(chunks)])
+		if i%1000 == 500 && i/1000 < len(secrets) {
+			b.WriteString(secrets[i/1000].Line + "\n")
+		}
+	}
+	return b.String()
+}
+
+// BenchmarkText1MiB filters 1 MiB of plain text (target: under 20 ms/op).
+func BenchmarkText1MiB(b *testing.B) {
+	f := newFilter(b)
+	text := mixedText()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		var rep Report
+		f.Text(text, &rep)
+	}
+	cpu.report(b)
+}
+
+// BenchmarkTextResult1MiB filters a tool result holding the 1 MiB as one
+// text content, the "1 MiB text result" (target: under 20 ms/op).
+func BenchmarkTextResult1MiB(b *testing.B) {
+	f := newFilter(b)
+	res := mcp.NewToolResultText(mixedText())
+	b.SetBytes(int64(len(res.Content[0].(mcp.TextContent).Text)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// BenchmarkResult1MiB filters a read_file-shaped result: the 1 MiB text as a
+// structured-content string plus its JSON text copy.
+func BenchmarkResult1MiB(b *testing.B) {
+	f := newFilter(b)
+	raw, _ := json.Marshal(map[string]any{"path": "big.txt", "content": mixedText(), "size": 1 << 20})
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// cpuClock reports the process's CPU time per op (user + system, GC
+// included) beside ns/op, which is wall time and grows with whatever else
+// the machine runs.
+type cpuClock time.Duration
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU() cpuClock { return cpuClock(processCPU()) }
+
+func (c cpuClock) report(b *testing.B) {
+	b.ReportMetric(float64(processCPU()-time.Duration(c))/float64(b.N), "cpu-ns/op")
+}

@@ -1,0 +1,138 @@
+package outfilter
+
+import (
+	"regexp"
+	"strings"
+)
+
+// anchored is a faster equivalent of a rule whose every match has a keyword
+// at a known place, so the rule can run anchored at each keyword hit
+// instead of searching windows. It matters for gitleaks' generic-api-key:
+// its keywords (key, api, auth, token, password, ...) are everywhere in
+// ordinary text, so windows cover nearly all of it, and its leading
+// [\w.-]{0,50}? makes Go's NFA cost about 1 µs a byte: 1 MiB took ~1 s.
+// Anchored, a hit costs a few µs and the match ends within ~200 bytes.
+//
+// A form is chosen only when the rule's expression still has the exact
+// shape below; after a gitleaks upgrade that changes it, the rule falls
+// back to the windowed search (correct, slower), and TestFastPathsInUse
+// fails so that someone looks.
+type anchored struct {
+	re *regexp.Regexp // the rule's expression, anchored at the keyword
+	// lead is how many [\w.-] bytes before the keyword the match may
+	// start with (the generic rule's lazy prefix).
+	lead int
+	// boundary: the expression began with \b, which anchoring drops, so
+	// the byte before the keyword must not be a word byte.
+	boundary bool
+	// assignment: the expression requires an assignment operator after
+	// the keyword; hits without one are skipped before any regexp runs.
+	assignment bool
+}
+
+const (
+	genericPrefix = `(?i)[\w.-]{0,50}?`
+	jwtPrefix     = `\b(ey`
+	// fastSpan caps the text an anchored expression may look at after its
+	// keyword; the expression stops early, as soon as no match is possible.
+	fastSpan  = 64 << 10
+	shortSpan = 200
+)
+
+// anchoredForm returns the fast form of a rule, or nil.
+func anchoredForm(id, expr string) *anchored {
+	switch {
+	case id == genericRule && strings.HasPrefix(expr, genericPrefix) &&
+		strings.Contains(expr, `(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`):
+		return &anchored{re: regexp.MustCompile(`(?i)^(?:` + strings.TrimPrefix(expr, genericPrefix) + `)`), lead: 50, assignment: true}
+	case id == "jwt" && strings.HasPrefix(expr, jwtPrefix):
+		return &anchored{re: regexp.MustCompile(`^(?:` + strings.TrimPrefix(expr, `\b`) + `)`), boundary: true}
+	}
+	return nil
+}
+
+// candidate reports whether the keyword hit [at, end) of s passes the
+// form's cheap necessary conditions.
+func (a *anchored) candidate(s string, at, end int) bool {
+	if a.boundary && at > 0 && wordByte(s[at-1]) {
+		return false
+	}
+	return !a.assignment || assignmentFollows(s, end)
+}
+
+// match runs the anchored form at a candidate keyword starting at at and
+// returns the match in FindSubmatchIndex form, offsets relative to s.
+func (a *anchored) match(s string, at int) []int {
+	// Go's regexp backtracks, several times faster than its NFA, on input
+	// this short (the generic rule's program has ~450 instructions); only a
+	// match that runs to the cut is tried again on the long span.
+	cut := min(at+shortSpan, len(s))
+	m := a.re.FindStringSubmatchIndex(s[at:cut])
+	if m != nil && at+m[1] >= cut && cut < len(s) {
+		m = a.re.FindStringSubmatchIndex(s[at:min(at+fastSpan, len(s))])
+	}
+	if m == nil {
+		return nil
+	}
+	for i := range m {
+		if m[i] >= 0 {
+			m[i] += at
+		}
+	}
+	for n := 0; n < a.lead && m[0] > 0 && (wordByte(s[m[0]-1]) || s[m[0]-1] == '.' || s[m[0]-1] == '-'); n++ { // [\w.-]
+		m[0]--
+	}
+	return m
+}
+
+// assignmentFollows is a necessary condition of the generic rule at a
+// keyword ending at end: up to 20 of [ \t\w.-] (64 here, to be loose), up
+// to 3 of [\s'"], then the first byte of an operator (=, >, :, ||, =>, ?=, ,).
+func assignmentFollows(s string, end int) bool {
+	i := end
+	for n := 0; i < len(s) && n < 64 && nameBytes[s[i]]; n++ {
+		i++
+	}
+	for n := 0; i < len(s) && n < 3 && quoteSpaceBytes[s[i]]; n++ {
+		i++
+	}
+	return i < len(s) && operatorBytes[s[i]] && valueFollows(s, i)
+}
+
+// valueFollows is the rest of that condition, at the operator's first
+// byte op: the value, 10 or more of [\w.=+/-], starts at most 8 bytes later
+// (up to 3 operator bytes, then up to 5 of [`'"\s=]).
+func valueFollows(s string, op int) bool {
+	run := 0
+	for j := op + 1; j < len(s) && j < op+9+10; j++ {
+		if !valueBytes[s[j]] {
+			run = 0
+			continue
+		}
+		if run++; run >= 10 {
+			return true
+		}
+	}
+	return false
+}
+
+// Byte classes of the generic rule, as lookup tables.
+var (
+	nameBytes       = byteSet(words + " \t.-")
+	quoteSpaceBytes = byteSet(" \t\n\r\f\v'\"")
+	operatorBytes   = byteSet("=>:|?,")
+	valueBytes      = byteSet(words + ".=+/-")
+	wordBytes       = byteSet(words)
+)
+
+const words = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+
+func byteSet(chars string) *[256]bool {
+	var t [256]bool
+	for i := range len(chars) {
+		t[chars[i]] = true
+	}
+	return &t
+}
+
+func wordByte(c byte) bool { return wordBytes[c] }

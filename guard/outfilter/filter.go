@@ -1,0 +1,129 @@
+// Package outfilter filters what a tool returns before the model sees it:
+// it redacts secrets with gitleaks' default rule set, strips invisible and
+// bidirectional-control characters, and reports text that looks like an
+// instruction to the model (prompt injection) as a warning, leaving that
+// text as it is. Every content type a result can carry goes through it.
+package outfilter
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/zricethezav/gitleaks/v8/config"
+)
+
+// DefaultMarkers are phrases that, in tool output, look like instructions
+// to the model. They are matched case-insensitively after invisible
+// characters are stripped; operators add more in output_filter.injection_markers.
+var DefaultMarkers = []string{
+	"ignore previous instructions", "ignore all previous instructions", "ignore the above instructions",
+	"ignore prior instructions", "disregard previous instructions", "disregard all previous",
+	"forget your instructions", "forget your rules", "forget all previous",
+	"you are now", "new instructions:", "system prompt", "do not tell the user",
+	"<important>", "</important>", "<system>", "</system>", "<instructions>",
+	"<|im_start|>", "<|system|>", "[inst]", "<<sys>>",
+}
+
+// Options configure a Filter.
+type Options struct {
+	// Redact turns secret redaction on (the default config does).
+	Redact bool
+	// StripInvisible removes invisible and bidi-control characters.
+	StripInvisible bool
+	// Markers are added to DefaultMarkers.
+	Markers []string
+}
+
+// DefaultOptions is the secure default: everything on.
+func DefaultOptions() Options { return Options{Redact: true, StripInvisible: true} }
+
+// Filter is safe for concurrent use.
+type Filter struct {
+	opts    Options
+	rules   []secretRule
+	global  []*config.Allowlist
+	keys    *keywordDFA
+	hits    [][]int // pattern -> rule indexes (nil for a marker)
+	markers []string
+	nKeys   int // patterns below nKeys are keywords, the rest markers
+}
+
+// New builds a filter; the rule set is compiled once per process.
+func New(o Options) (*Filter, error) {
+	f := &Filter{opts: o}
+	if o.Redact {
+		set, err := loadRules()
+		if err != nil {
+			return nil, err
+		}
+		f.rules, f.global = set.rules, set.global
+	}
+	byKeyword := map[string][]int{}
+	for i, r := range f.rules {
+		for _, k := range r.keywords {
+			byKeyword[k] = append(byKeyword[k], i)
+		}
+	}
+	keys := make([]string, 0, len(byKeyword))
+	for k := range byKeyword {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var patterns []string
+	for _, k := range keys {
+		patterns = append(patterns, k)
+		f.hits = append(f.hits, byKeyword[k])
+	}
+	f.nKeys = len(keys)
+	seen := map[string]bool{}
+	for _, m := range append(append([]string{}, DefaultMarkers...), o.Markers...) {
+		m = strings.ToLower(strings.TrimSpace(m))
+		if m == "" || seen[m] {
+			continue
+		}
+		seen[m] = true
+		patterns = append(patterns, m)
+		f.markers = append(f.markers, m)
+		f.hits = append(f.hits, nil)
+	}
+	f.keys = newKeywordDFA(patterns)
+	return f, nil
+}
+
+// Report says what a filter changed in one result.
+type Report struct {
+	// Redactions counts redacted secrets by rule ID.
+	Redactions map[string]int `json:"redactions,omitempty"`
+	// Stripped counts invisible or bidi-control characters removed.
+	Stripped int `json:"stripped,omitempty"`
+	// Warnings name the injection markers found, each once.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Redacted is the total number of redactions.
+func (r Report) Redacted() int {
+	n := 0
+	for _, c := range r.Redactions {
+		n += c
+	}
+	return n
+}
+
+func (r *Report) redacted(rule string) {
+	if r.Redactions == nil {
+		r.Redactions = map[string]int{}
+	}
+	r.Redactions[rule]++
+}
+
+func (r *Report) warn(marker string) {
+	for _, w := range r.Warnings {
+		if w == marker {
+			return
+		}
+	}
+	r.Warnings = append(r.Warnings, marker)
+}
+
+// Redaction is what replaces a secret found by rule.
+func Redaction(rule string) string { return "[REDACTED:" + rule + "]" }

@@ -1,0 +1,168 @@
+package outfilter
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/spf13/viper"
+	"github.com/zricethezav/gitleaks/v8/config"
+)
+
+// secretRule is one detection rule: gitleaks' fields, plus how far after a
+// keyword hit a match may end.
+type secretRule struct {
+	id      string
+	re      *regexp.Regexp
+	group   int // capture group holding the secret; 0: first non-empty group, else the match
+	entropy float64
+	allow   []*config.Allowlist
+	// keywords are lower-case; a rule without one is never run (gitleaks'
+	// default set has none that are not path rules).
+	keywords []string
+	after    int
+	// fast, when set, replaces the windowed search (see fast.go).
+	fast *anchored
+}
+
+// Window sizes around a keyword hit. gitleaks' rules are bounded (a
+// keyword is at most ~100 bytes into a match, a value at most ~150 bytes),
+// except the multi-line ones such as private-key blocks.
+const (
+	windowBefore    = 256
+	windowAfter     = 512
+	windowMultiLine = 16 << 10
+)
+
+// extraRules fill gaps in gitleaks' default set. Each is documented in
+// README.md ("Output filter").
+var extraRules = []struct{ id, re, keyword string }{
+	// A password in a URL's userinfo: scheme://user:PASSWORD@host.
+	// gitleaks only has service-specific variants (sidekiq, curl).
+	{"url-password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@"'<>]{1,128}:([^\s/?#@"'<>]{1,256})@[^\s/?#@"'<>]`, "://"},
+}
+
+// loadRules parses gitleaks' embedded default configuration (once per
+// process: compiling its ~220 regular expressions takes ~0.1 s) and appends
+// extraRules. Rules bound to file paths are left out: tool output has none.
+var loadRules = sync.OnceValues(func() (ruleSet, error) {
+	v := viper.New()
+	v.SetConfigType("toml")
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return ruleSet{}, fmt.Errorf("gitleaks default rules: %w", err)
+	}
+	var vc config.ViperConfig
+	if err := v.Unmarshal(&vc); err != nil {
+		return ruleSet{}, fmt.Errorf("gitleaks default rules: %w", err)
+	}
+	cfg, err := vc.Translate()
+	if err != nil {
+		return ruleSet{}, fmt.Errorf("gitleaks default rules: %w", err)
+	}
+	var rules []secretRule
+	for _, id := range cfg.OrderedRules {
+		r := cfg.Rules[id]
+		if r.Regex == nil || r.Path != nil || len(r.Keywords) == 0 || r.SkipReport {
+			continue
+		}
+		after := windowAfter
+		if strings.Contains(r.Regex.String(), `[\s\S`) {
+			after = windowMultiLine
+		}
+		rules = append(rules, secretRule{id: r.RuleID, re: r.Regex, group: r.SecretGroup, entropy: r.Entropy,
+			allow: r.Allowlists, keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String())})
+	}
+	for _, x := range extraRules {
+		rules = append(rules, secretRule{id: x.id, re: regexp.MustCompile(x.re), group: 1,
+			keywords: []string{x.keyword}, after: windowAfter})
+	}
+	return ruleSet{rules, cfg.Allowlists}, nil
+})
+
+// ruleSet is the compiled rules and gitleaks' global allowlists.
+type ruleSet struct {
+	rules  []secretRule
+	global []*config.Allowlist
+}
+
+// secret returns the secret's span within a match (FindSubmatchIndex
+// form), gitleaks' way: the configured group, else the first non-empty
+// group, else the whole match.
+func (r *secretRule) secret(m []int) (int, int) {
+	if r.group > 0 && 2*r.group+1 < len(m) && m[2*r.group] >= 0 {
+		return m[2*r.group], m[2*r.group+1]
+	}
+	if r.group == 0 {
+		for g := 1; 2*g+1 < len(m); g++ {
+			if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+				return m[2*g], m[2*g+1]
+			}
+		}
+	}
+	return m[0], m[1]
+}
+
+// allowed applies gitleaks' allowlists (the global ones and the rule's) to
+// a finding, as gitleaks does: the regexes look at the secret, the match or
+// the line, and stop words at the secret.
+func allowed(lists []*config.Allowlist, secret, match, line string) bool {
+	for _, a := range lists {
+		target := secret
+		switch a.RegexTarget {
+		case "match":
+			target = match
+		case "line":
+			target = line
+		}
+		re := a.RegexAllowed(target)
+		stop, _ := a.ContainsStopWord(secret)
+		if a.MatchCondition == config.AllowlistMatchAnd {
+			// Path and commit conditions never hold for tool output.
+			if len(a.Paths) == 0 && len(a.Commits) == 0 &&
+				(len(a.Regexes) == 0 || re) && (len(a.StopWords) == 0 || stop) {
+				return true
+			}
+			continue
+		}
+		if re || stop {
+			return true
+		}
+	}
+	return false
+}
+
+// shannonEntropy is gitleaks' entropy measure, in bits per character
+// (over runes, divided by the length in bytes, exactly as gitleaks does).
+func shannonEntropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var ascii [128]int
+	var other map[rune]int
+	for _, c := range s {
+		if c < 128 {
+			ascii[c]++
+			continue
+		}
+		if other == nil {
+			other = map[rune]int{}
+		}
+		other[c]++
+	}
+	e, inv := 0.0, 1/float64(len(s))
+	add := func(n int) {
+		if n > 0 {
+			f := float64(n) * inv
+			e -= f * math.Log2(f)
+		}
+	}
+	for _, n := range ascii {
+		add(n)
+	}
+	for _, n := range other {
+		add(n)
+	}
+	return e
+}

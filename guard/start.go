@@ -1,0 +1,12 @@
+package guard
+
+// OutcomeStarted marks the audit line a server writes when it starts.
+const OutcomeStarted Outcome = "started"
+
+// StartEntry is the audit line of a server start. It holds the digest of
+// the tool surface the model is offered, so that a tool whose name,
+// description, schema or annotations changed between two starts shows in
+// the log.
+func StartEntry(toolsSHA256 string) Entry {
+	return Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Rule: "start", Outcome: OutcomeStarted, ToolsSHA256: toolsSHA256}
+}
