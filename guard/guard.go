@@ -21,6 +21,8 @@ type Config struct {
 	Limits         Limits
 	MaxOutputBytes int // per call
 	CallTimeout    time.Duration
+	// Now is the clock of the rate limits; nil means time.Now.
+	Now func() time.Time
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -31,12 +33,15 @@ type Guard struct {
 	audit     Auditor
 
 	mu       sync.Mutex
-	sessions map[string]*State
+	sessions map[string]*usage
 }
 
 // New builds a guard over tools.
 func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
-	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*State{}}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
 	for i := range tools {
 		g.tools[tools[i].Name] = &tools[i]
 	}
@@ -68,10 +73,11 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
-	st := g.session(call.Session)
-	d := Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, *st, g.validator)
+	u, now := g.session(call.key()), g.cfg.Now()
+	tool := g.tools[call.Tool]
+	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(g.cfg.Limits, call.Tool, now), g.validator)
 	if d.Outcome == Allow {
-		st.Calls++
+		u.charge(g.cfg.Limits, call, g.cfg.Limits.cost(tool), now)
 	}
 	g.mu.Unlock()
 	if d.Outcome != Allow {
@@ -93,7 +99,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 	}
 	res, size := capOutput(res, t.g.cfg.MaxOutputBytes)
 	t.g.mu.Lock()
-	t.g.session(t.call.Session).OutputBytes += int64(size)
+	t.g.session(t.call.key()).chargeOutput(t.g.cfg.Limits, t.call.Tool, int64(size))
 	t.g.mu.Unlock()
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
@@ -108,7 +114,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 
 func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code string, start time.Time) error {
 	err := g.audit.Append(Entry{
-		Session: call.Session, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
+		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 	})
 	if err != nil {
@@ -117,17 +123,33 @@ func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code str
 	return nil
 }
 
-// session returns the state of a session, creating it; g.mu must be held.
-func (g *Guard) session(id string) *State {
-	st, ok := g.sessions[id]
+// session returns the usage of an identity (or session), creating it;
+// g.mu must be held.
+func (g *Guard) session(id string) *usage {
+	u, ok := g.sessions[id]
 	if !ok {
-		st = &State{}
-		g.sessions[id] = st
+		u = newUsage(g.cfg.Limits)
+		g.sessions[id] = u
 	}
-	return st
+	return u
 }
 
-// EndSession forgets a session's counters.
+// Explain decides call exactly as Admit would, over the identity's usage
+// so far, but counts nothing, runs nothing and writes no audit line: it is
+// `toolwarden policy explain`.
+func (g *Guard) Explain(call Call) Decision {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, ok := g.sessions[call.key()]
+	if !ok {
+		u = newUsage(g.cfg.Limits)
+	}
+	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.cfg.Limits, call.Tool, g.cfg.Now()), g.validator)
+}
+
+// EndSession forgets the counters kept under a session ID, those of calls
+// without an identity. Counters kept under an identity outlive its
+// sessions, so reconnecting does not reset limits.
 func (g *Guard) EndSession(id string) {
 	g.mu.Lock()
 	delete(g.sessions, id)

@@ -19,6 +19,9 @@ import (
 type Policy struct {
 	Allow []string
 	Deny  []string
+	// Grants are the capabilities tools may use; Revoked ones are denied
+	// even when granted.
+	Grants, Revoked []Capability
 }
 
 // NewPolicy checks the globs and returns the policy.
@@ -45,4 +48,17 @@ func (p Policy) Match(tool string) (bool, string) {
 		}
 	}
 	return false, "default:not_allowlisted"
+}
+
+// WithCapabilities returns p granting grant and denying revoke, both
+// lists of resource:verb:scope.
+func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
+	var err error
+	if p.Grants, err = ParseCapabilities(grant); err != nil {
+		return Policy{}, err
+	}
+	if p.Revoked, err = ParseCapabilities(revoke); err != nil {
+		return Policy{}, err
+	}
+	return p, nil
 }

@@ -50,6 +50,13 @@ const (
 	InvalidEnum   Code = "invalid_argument.enum"
 	Cycle         Code = "conflict.cycle"
 	Conflict      Code = "conflict"
+	// DeniedCapability: the policy does not grant a capability the call
+	// needs (or denies it).
+	DeniedCapability Code = "denied.capability"
+	// RateLimited and BudgetExceeded: a token-bucket rate or the spend
+	// budget of limits is exhausted.
+	RateLimited    Code = "limit.rate"
+	BudgetExceeded Code = "limit.budget"
 )
 
 // Error is an error the model can act on.

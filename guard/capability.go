@@ -1,0 +1,217 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// Capability is one authority a tool needs or the policy grants, written
+// resource:verb:scope, e.g. fs:read:src/**, net:connect:api.example.com:443,
+// proc:exec:python, env:read:HOME, graph:write:*, s3:read:tasks/*.
+type Capability struct {
+	Resource, Verb, Scope string
+}
+
+// Resources are the capability resources toolwarden knows.
+var Resources = []string{"fs", "net", "proc", "env", "secrets", "graph", "s3"}
+
+// String renders c as resource:verb:scope.
+func (c Capability) String() string { return c.Resource + ":" + c.Verb + ":" + c.Scope }
+
+// ParseCapability parses resource:verb:scope. The scope may itself hold
+// colons (net's host:port); it must be a valid glob for the resources that
+// take globs.
+func ParseCapability(s string) (Capability, error) {
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return Capability{}, fmt.Errorf("capability %q is not resource:verb:scope", s)
+	}
+	c := Capability{Resource: parts[0], Verb: parts[1], Scope: parts[2]}
+	if !known(c.Resource) {
+		return Capability{}, fmt.Errorf("capability %q: unknown resource %q (known: %s)", s, c.Resource, strings.Join(Resources, ", "))
+	}
+	if !doublestar.ValidatePattern(c.Scope) {
+		return Capability{}, fmt.Errorf("capability %q: scope %q is not a valid glob", s, c.Scope)
+	}
+	if c.Resource == "net" && !strings.Contains(c.Scope, ":") {
+		return Capability{}, fmt.Errorf("capability %q: a net scope is host:port (use host:* for any port)", s)
+	}
+	return c, nil
+}
+
+// ParseCapabilities parses a list; see ParseCapability.
+func ParseCapabilities(list []string) ([]Capability, error) {
+	out := make([]Capability, 0, len(list))
+	for _, s := range list {
+		c, err := ParseCapability(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func known(resource string) bool {
+	for _, r := range Resources {
+		if r == resource {
+			return true
+		}
+	}
+	return false
+}
+
+// Covers reports whether grant (a pattern) covers need. Resource and verb
+// must be equal. A need whose scope is itself a pattern (a tool that needs
+// "any graph node", graph:write:*) is covered only by the same pattern, by
+// "**", or, for a subtree need "dir/**", by a subtree grant "root/**" with
+// dir inside root; a literal need is matched against the grant's scope:
+//   - fs, s3, graph, proc: doublestar globs ("*" stays within one path
+//     segment, "**" crosses them);
+//   - net: host:port, "*" matches one DNS label and "**" several, the port
+//     is exact or "*"; hosts compare case-insensitively;
+//   - env, secrets: exact names only, so a grant never widens by accident.
+func Covers(grant, need Capability) bool {
+	if grant.Resource != need.Resource || grant.Verb != need.Verb {
+		return false
+	}
+	if hasMeta(need.Scope) {
+		return coversPattern(grant.Scope, need.Scope)
+	}
+	switch need.Resource {
+	case "env", "secrets":
+		return grant.Scope == need.Scope
+	case "net":
+		return coversHostPort(grant.Scope, need.Scope)
+	}
+	ok, err := doublestar.Match(grant.Scope, need.Scope)
+	return ok && err == nil
+}
+
+// coversHostPort matches host:port against a host-glob:port pattern. Dots
+// become separators, so "*.example.com" matches one label, not
+// "evil.com/.example.com" or "a.b.example.com".
+func coversHostPort(pattern, need string) bool {
+	ph, pp, ok1 := cutLast(pattern)
+	nh, np, ok2 := cutLast(need)
+	if !ok1 || !ok2 || nh == "" || np == "" || strings.Contains(nh, "/") {
+		return false
+	}
+	if pp != "*" && pp != np {
+		return false
+	}
+	ok, err := doublestar.Match(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
+	return ok && err == nil
+}
+
+func cutLast(s string) (string, string, bool) {
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// hasMeta reports whether s holds glob syntax.
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
+
+func coversPattern(grant, need string) bool {
+	if grant == need || grant == "**" {
+		return true
+	}
+	g, ok1 := subtreeRoot(grant)
+	n, ok2 := subtreeRoot(need)
+	return ok1 && ok2 && (n == g || strings.HasPrefix(n, g+"/"))
+}
+
+// subtreeRoot returns dir for a scope "dir/**" whose dir is literal.
+func subtreeRoot(s string) (string, bool) {
+	r, ok := strings.CutSuffix(s, "/**")
+	return r, ok && r != "" && !hasMeta(r)
+}
+
+// Denies reports whether a deny pattern applies to need. A literal need is
+// denied when the pattern covers it. A pattern need (a subtree, or "any")
+// is denied when the deny pattern could match anything under it, judged by
+// the literal leading segments of both: fail closed, a tool that walks src
+// cannot run while anything in src is denied.
+func Denies(deny, need Capability) bool {
+	if deny.Resource != need.Resource || deny.Verb != need.Verb {
+		return false
+	}
+	if !hasMeta(need.Scope) {
+		return Covers(deny, need)
+	}
+	switch need.Resource {
+	case "net", "env", "secrets":
+		return true
+	}
+	d, n := staticPrefix(deny.Scope), staticPrefix(need.Scope)
+	return d == "" || n == "" || d == n || strings.HasPrefix(d, n+"/") || strings.HasPrefix(n, d+"/")
+}
+
+// staticPrefix is the leading path segments of a glob that hold no glob
+// syntax; every path the glob matches starts with them.
+func staticPrefix(glob string) string {
+	segs := strings.Split(glob, "/")
+	for i, s := range segs {
+		if hasMeta(s) {
+			return strings.Join(segs[:i], "/")
+		}
+	}
+	return glob
+}
+
+// checkCapabilities denies a call that needs a capability the policy
+// revokes or does not grant; the denial names the capability.
+func checkCapabilities(in *input) Decision {
+	needs, err := Needs(in.tool, in.call.Args)
+	if err != nil {
+		return deny(err.Rule, err)
+	}
+	for _, n := range needs {
+		for _, r := range in.policy.Revoked {
+			if Denies(r, n) {
+				rule := fmt.Sprintf("capabilities.deny:%q", r.String())
+				return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
+			}
+		}
+		if !granted(in.policy.Grants, n) {
+			return capDeny("capabilities.missing", n, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
+		}
+	}
+	if len(needs) == 0 {
+		return pass("capabilities.none_needed")
+	}
+	d := pass("capabilities.granted")
+	d.note = "needs " + joinCaps(needs)
+	return d
+}
+
+func granted(grants []Capability, need Capability) bool {
+	for _, g := range grants {
+		if Covers(g, need) {
+			return true
+		}
+	}
+	return false
+}
+
+func capDeny(rule string, need Capability, format string, args ...any) Decision {
+	d := deny(rule, toolerr.New(toolerr.DeniedCapability,
+		"Stay within the paths and resources you were granted; the operator grants capabilities in the config's capabilities.grant.",
+		format, args...))
+	d.Missing = need.String()
+	return d
+}
+
+func joinCaps(cs []Capability) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, " ")
+}
