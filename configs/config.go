@@ -26,6 +26,8 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+
+	Capabilities Capabilities `mapstructure:"capabilities" yaml:"capabilities"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.
@@ -40,6 +42,13 @@ type Limits struct {
 	MaxOutputBytesPerSession int64         `mapstructure:"max_output_bytes_per_session" yaml:"max_output_bytes_per_session"`
 	MaxOutputBytesPerCall    int           `mapstructure:"max_output_bytes_per_call" yaml:"max_output_bytes_per_call"`
 	CallTimeout              time.Duration `mapstructure:"call_timeout" yaml:"call_timeout"`
+
+	// Optional bounds per identity (0 is off), and per tool by name glob.
+	RatePerMinute        float64               `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`
+	Burst                int                   `mapstructure:"burst" yaml:"burst"`
+	MaxBytesInPerSession int64                 `mapstructure:"max_bytes_in_per_session" yaml:"max_bytes_in_per_session"`
+	Budget               int64                 `mapstructure:"budget" yaml:"budget"`
+	Tools                map[string]ToolLimits `mapstructure:"tools" yaml:"tools"`
 }
 
 // FS bounds the file tools.

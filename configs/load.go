@@ -29,6 +29,9 @@ type Options struct {
 	// Allow and Deny are tool-name globs from --allow and --deny; they are
 	// added to the configured lists.
 	Allow, Deny []string
+	// Grant and Revoke are capabilities from --grant and --revoke, added
+	// to capabilities.grant and capabilities.deny.
+	Grant, Revoke []string
 }
 
 // Loaded is a validated configuration and where it came from.
@@ -78,6 +81,9 @@ func Load(opts Options) (*Loaded, error) {
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
 	org.flagAllow = opts.Allow
+	cfg.Capabilities.Grant = append(cfg.Capabilities.Grant, opts.Grant...)
+	cfg.Capabilities.Deny = append(cfg.Capabilities.Deny, opts.Revoke...)
+	org.flagGrant = opts.Grant
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -157,6 +163,8 @@ type origins struct {
 	flagKeys map[string]string
 	// flagAllow holds the globs --allow added.
 	flagAllow []string
+	// flagGrant holds the capabilities --grant added.
+	flagGrant []string
 }
 
 func (o *origins) of(key string) string {

@@ -40,6 +40,8 @@ func (l *Loaded) validate() error {
 	positive(add, "limits.max_output_bytes_per_session", c.Limits.MaxOutputBytesPerSession)
 	positive(add, "limits.max_output_bytes_per_call", int64(c.Limits.MaxOutputBytesPerCall))
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
+	c.Limits.validatePolicy(add)
+	c.Capabilities.validate(add)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
 	c.Exec.validate(add)
@@ -161,6 +163,7 @@ func widenings(l *Loaded) []string {
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
+	out = append(out, capabilityWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))

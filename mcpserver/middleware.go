@@ -19,13 +19,10 @@ import (
 // result always goes back through the guard's output cap and audit.
 func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx)}
-		args, raw, err := decodeArgs(req)
-		if err != nil {
-			return toolerr.Result(toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
-				"arguments are not a JSON object: %v", err).WithRule("args.json")), nil
+		call, raw, bad := newCall(ctx, req)
+		if bad != nil {
+			return toolerr.Result(bad), nil
 		}
-		call.Args = args
 		ticket, denial := s.guard.Admit(call)
 		if denial != nil {
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
@@ -37,6 +34,20 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		res, err := runWithDeadline(ctx, s.guard, next, req)
 		return ticket.Finish(res, err), nil
 	}
+}
+
+// newCall builds the guard's view of a call: who makes it (the session,
+// the identity limits are counted under, whether it is a trusted operator
+// call) and its arguments, with the JSON they came from.
+func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.RawMessage, *toolerr.Error) {
+	call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx), Identity: identityOf(ctx), Trusted: isTrusted(ctx)}
+	args, raw, err := decodeArgs(req)
+	if err != nil {
+		return call, nil, toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
+			"arguments are not a JSON object: %v", err).WithRule("args.json")
+	}
+	call.Args, call.ArgBytes = args, int64(len(raw))
+	return call, raw, nil
 }
 
 // runWithDeadline runs the handler under the call timeout and returns when
@@ -93,9 +104,10 @@ func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
 
-// sessionID names the call's session for limits and the audit log. HTTP
-// session IDs are credentials, so only a digest of them is used; calls of
-// the stateless 2026 protocol have no session and share "anonymous".
+// sessionID names the call's session for the audit log. HTTP session IDs
+// are credentials, so only a digest of them is used; calls of the
+// stateless 2026 protocol have no session and share "anonymous" (limits
+// are counted per identity, not per session).
 func sessionID(ctx context.Context) string {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {

@@ -73,6 +73,7 @@ func GuardInfo(toolset []tools.Tool) []guard.ToolInfo {
 		out = append(out, guard.ToolInfo{
 			Name: t.Tool.Name, RequiresTrust: t.Meta.RequiresTrust, RequiresApproval: t.Meta.RequiresApproval,
 			HighRisk: t.Meta.HighRisk, Capabilities: t.Meta.Capabilities, PathArgs: t.Meta.PathArgs,
+			Cost: t.Meta.Cost,
 		})
 	}
 	return out

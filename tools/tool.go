@@ -25,6 +25,8 @@ type Meta struct {
 	HighRisk         bool
 	// PathArgs names the arguments holding workspace-relative paths.
 	PathArgs []string
+	// Cost is what one call spends of limits.budget (config can override).
+	Cost int64
 }
 
 // Annotations are the four MCP hints, all of which every tool sets

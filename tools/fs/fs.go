@@ -34,11 +34,26 @@ func (s *Set) Tools() []tools.Tool {
 	}
 }
 
-var readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:**"}, PathArgs: []string{"path"}}
+// The fs tools need fs:read or fs:write on the very paths of each call:
+// "{path}" is filled from the argument, "{path}/**" is the subtree a walk
+// reads.
+var (
+	readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:{path}"}, PathArgs: []string{"path"}}
+	treeMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:{path}/**"}, PathArgs: []string{"path"}}
+)
 
-func writeMeta(highRisk bool, pathArgs ...string) tools.Meta {
-	return tools.Meta{Toolset: "fs", Capabilities: []string{"fs:write:**"}, RequiresApproval: true,
-		HighRisk: highRisk, PathArgs: pathArgs}
+// writeMeta needs fs:write on every path argument; subtree on the ones a
+// call may move as a whole directory.
+func writeMeta(highRisk, subtree bool, pathArgs ...string) tools.Meta {
+	m := tools.Meta{Toolset: "fs", RequiresApproval: true, HighRisk: highRisk, PathArgs: pathArgs}
+	for _, a := range pathArgs {
+		c := "fs:write:{" + a + "}"
+		if subtree {
+			c += "/**"
+		}
+		m.Capabilities = append(m.Capabilities, c)
+	}
+	return m
 }
 
 // orRoot returns p, or "." when it is empty.

@@ -1,0 +1,81 @@
+package configs
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/toolwarden/toolwarden/guard"
+)
+
+// Capabilities are what the tools may touch, as resource:verb:scope
+// (fs:read:src/**, net:connect:api.example.com:443, proc:exec:python,
+// env:read:HOME, graph:write:*, s3:read:tasks/*). A call whose needs are
+// not covered by Grant, or are matched by Deny, is denied; deny wins.
+type Capabilities struct {
+	Grant []string `mapstructure:"grant" yaml:"grant"`
+	Deny  []string `mapstructure:"deny" yaml:"deny"`
+}
+
+// ToolLimits bound the calls of the tools matching one limits.tools glob;
+// zero leaves a bound off. Tools matching one glob share its counters.
+type ToolLimits struct {
+	MaxCalls      int     `mapstructure:"max_calls" yaml:"max_calls"`
+	RatePerMinute float64 `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`
+	Burst         int     `mapstructure:"burst" yaml:"burst"`
+	MaxBytesIn    int64   `mapstructure:"max_bytes_in" yaml:"max_bytes_in"`
+	MaxBytesOut   int64   `mapstructure:"max_bytes_out" yaml:"max_bytes_out"`
+	// Cost is what one call spends of limits.budget.
+	Cost int64 `mapstructure:"cost" yaml:"cost"`
+}
+
+func (c Capabilities) validate(add func(string, string, ...any)) {
+	for key, list := range map[string][]string{"capabilities.grant": c.Grant, "capabilities.deny": c.Deny} {
+		for _, s := range list {
+			if _, err := guard.ParseCapability(s); err != nil {
+				add(key, "%v", err)
+			}
+		}
+	}
+}
+
+func (l Limits) validatePolicy(add func(string, string, ...any)) {
+	notNegative(add, "limits.rate_per_minute", int64(l.RatePerMinute))
+	notNegative(add, "limits.burst", int64(l.Burst))
+	notNegative(add, "limits.max_bytes_in_per_session", l.MaxBytesInPerSession)
+	notNegative(add, "limits.budget", l.Budget)
+	for glob, t := range l.Tools {
+		key := "limits.tools." + glob
+		if !doublestar.ValidatePattern(glob) {
+			add(key, "%q is not a valid tool-name glob", glob)
+		}
+		notNegative(add, key+".max_calls", int64(t.MaxCalls))
+		notNegative(add, key+".rate_per_minute", int64(t.RatePerMinute))
+		notNegative(add, key+".burst", int64(t.Burst))
+		notNegative(add, key+".max_bytes_in", t.MaxBytesIn)
+		notNegative(add, key+".max_bytes_out", t.MaxBytesOut)
+		notNegative(add, key+".cost", t.Cost)
+	}
+}
+
+func notNegative(add func(string, string, ...any), key string, v int64) {
+	if v < 0 {
+		add(key, "must not be negative (0 turns it off), got %d", v)
+	}
+}
+
+// capabilityWidenings lists the grants beyond the built-in ones.
+func capabilityWidenings(l *Loaded, def Capabilities) []string {
+	var out []string
+	for _, g := range l.Config.Capabilities.Grant {
+		if slices.Contains(def.Grant, g) {
+			continue
+		}
+		src := l.Origin("capabilities.grant")
+		if slices.Contains(l.origin.flagGrant, g) {
+			src = "flag --grant"
+		}
+		out = append(out, fmt.Sprintf("capabilities.grant adds %q (from %s)", g, src))
+	}
+	return out
+}
