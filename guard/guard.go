@@ -48,11 +48,12 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	return g
 }
 
-// Allowed reports whether a tool may be advertised.
+// Allowed reports whether a tool may be advertised. A requires_trust tool
+// never is: no model may call it.
 func (g *Guard) Allowed(name string) bool {
-	_, known := g.tools[name]
+	t, known := g.tools[name]
 	ok, _ := g.cfg.Policy.Match(name)
-	return known && ok
+	return known && ok && !t.RequiresTrust
 }
 
 // CallTimeout is the deadline each call runs under.
