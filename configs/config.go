@@ -34,6 +34,9 @@ type Config struct {
 type Policy struct {
 	Allow []string `mapstructure:"allow" yaml:"allow"`
 	Deny  []string `mapstructure:"deny" yaml:"deny"`
+	// RequireTrust marks more tools requires_trust: they run only from
+	// `toolwarden call --trusted`, never for a model.
+	RequireTrust []string `mapstructure:"require_trust" yaml:"require_trust"`
 }
 
 // Limits bound each session and each call.

@@ -29,7 +29,7 @@ func (l *Loaded) validate() error {
 	for _, list := range []struct {
 		key   string
 		globs []string
-	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}} {
+	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}, {"policy.require_trust", c.Policy.RequireTrust}} {
 		for _, g := range list.globs {
 			if g == "" || !doublestar.ValidatePattern(g) {
 				add(list.key, "%q is not a valid tool-name glob", g)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -80,7 +81,19 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 		Limits:         GuardLimits(cfg.Limits),
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
-	}, GuardInfo(toolset), v, audit), nil
+	}, trustMarked(GuardInfo(toolset), cfg.Policy.RequireTrust), v, audit), nil
+}
+
+// trustMarked marks requires_trust the tools policy.require_trust names.
+func trustMarked(info []guard.ToolInfo, globs []string) []guard.ToolInfo {
+	for i := range info {
+		for _, g := range globs {
+			if ok, _ := doublestar.Match(g, info[i].Name); ok {
+				info[i].RequiresTrust = true
+			}
+		}
+	}
+	return info
 }
 
 // AuditPath is the configured audit file, or the default under the XDG
