@@ -2,7 +2,9 @@ package configs
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/guard"
@@ -64,8 +66,9 @@ func notNegative(add func(string, string, ...any), key string, v int64) {
 	}
 }
 
-// capabilityWidenings lists the grants beyond the built-in ones.
-func capabilityWidenings(l *Loaded, def Capabilities) []string {
+// policyWidenings lists the capability grants beyond the built-in ones
+// and the extra HTTP identities.
+func policyWidenings(l *Loaded, def Capabilities) []string {
 	var out []string
 	for _, g := range l.Config.Capabilities.Grant {
 		if slices.Contains(def.Grant, g) {
@@ -77,5 +80,24 @@ func capabilityWidenings(l *Loaded, def Capabilities) []string {
 		}
 		out = append(out, fmt.Sprintf("capabilities.grant adds %q (from %s)", g, src))
 	}
+	for _, id := range l.Config.HTTP.Identities {
+		out = append(out, fmt.Sprintf("http.identities adds the bearer token of %q (from %s)", id.Name, l.Origin("http.identities")))
+	}
 	return out
+}
+
+var identityName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+func (h HTTP) validateIdentities(add func(string, string, ...any)) {
+	seen := map[string]bool{}
+	for i, id := range h.Identities {
+		key := fmt.Sprintf("http.identities[%d]", i)
+		if !identityName.MatchString(id.Name) || seen[id.Name] || strings.HasPrefix(id.Name, "token-") || id.Name == "local" {
+			add(key+".name", "%q must be a unique lower-case name (not local, not token-*)", id.Name)
+		}
+		seen[id.Name] = true
+		if (id.TokenEnv == "") == (id.TokenFile == "") {
+			add(key, "set exactly one of token_env and token_file")
+		}
+	}
 }

@@ -81,6 +81,18 @@ type HTTP struct {
 	MaxBodyBytes       int64         `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
 	MaxSessions        int           `mapstructure:"max_sessions" yaml:"max_sessions"`
 	SessionIdleTimeout time.Duration `mapstructure:"session_idle_timeout" yaml:"session_idle_timeout"`
+	// Identities are more bearer tokens, each named: limits are counted
+	// per identity, and the audit log shows the name.
+	Identities []HTTPIdentity `mapstructure:"identities" yaml:"identities"`
+}
+
+// HTTPIdentity is one named HTTP client. Its token is never a value here:
+// TokenEnv names the environment variable holding it, or TokenFile the
+// file.
+type HTTPIdentity struct {
+	Name      string `mapstructure:"name" yaml:"name"`
+	TokenEnv  string `mapstructure:"token_env" yaml:"token_env"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
 }
 
 // Graph configures the Neo4j task-graph tools. An empty URI leaves the

@@ -44,6 +44,7 @@ func (l *Loaded) validate() error {
 	c.Capabilities.validate(add)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
+	c.HTTP.validateIdentities(add)
 	c.Exec.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
@@ -163,7 +164,7 @@ func widenings(l *Loaded) []string {
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
-	out = append(out, capabilityWidenings(l, def.Capabilities)...)
+	out = append(out, policyWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))

@@ -4,6 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/toolwarden/toolwarden/configs"
 )
 
 type ctxKey int
@@ -50,4 +55,26 @@ func identityOf(ctx context.Context) string {
 func isTrusted(ctx context.Context) bool {
 	t, _ := ctx.Value(trustedKey).(bool)
 	return t
+}
+
+// ResolveIdentities reads the token of every configured HTTP identity.
+func ResolveIdentities(ids []configs.HTTPIdentity) ([]Identity, error) {
+	out := make([]Identity, 0, len(ids))
+	for _, id := range ids {
+		var tok, src string
+		if id.TokenEnv != "" {
+			tok, src = strings.TrimSpace(os.Getenv(id.TokenEnv)), id.TokenEnv
+		} else {
+			b, err := os.ReadFile(id.TokenFile)
+			if err != nil {
+				return nil, fmt.Errorf("http.identities %s: %w", id.Name, err)
+			}
+			tok, src = strings.TrimSpace(string(b)), id.TokenFile
+		}
+		if err := checkToken(tok, "http.identities "+id.Name+" ("+src+")"); err != nil {
+			return nil, err
+		}
+		out = append(out, Identity{Name: id.Name, Token: tok})
+	}
+	return out, nil
 }
