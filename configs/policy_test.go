@@ -41,15 +41,15 @@ func TestCapabilitiesDefaultsFileAndFlags(t *testing.T) {
 
 func TestPolicyConfigErrorsNameTheKey(t *testing.T) {
 	cases := map[string]string{
-		"capabilities:\n  grant: [\"disk:read:x\"]\n":           `capabilities.grant: capability "disk:read:x": unknown resource`,
-		"capabilities:\n  deny: [\"fs:read\"]\n":                `capabilities.deny: capability "fs:read" is not resource:verb:scope`,
+		"capabilities:\n  grant: [\"disk:read:x\"]\n":             `capabilities.grant: capability "disk:read:x": unknown resource`,
+		"capabilities:\n  deny: [\"fs:read\"]\n":                  `capabilities.deny: capability "fs:read" is not resource:verb:scope`,
 		"capabilities:\n  grant: [\"net:connect:example.com\"]\n": "host:port",
-		"limits:\n  budget: -1\n":                                "limits.budget: must not be negative",
-		"limits:\n  tools:\n    run_*:\n      max_calls: -2\n":  "limits.tools.run_*.max_calls: must not be negative",
-		"limits:\n  tools:\n    run_*:\n      bogus: 1\n":       "bogus",
-		"policy:\n  require_trust: [\"[\"]\n":                    "policy.require_trust",
-		"http:\n  identities: [{name: ci}]\n":                    "set exactly one of token_env and token_file",
-		"http:\n  identities: [{name: local, token_env: X}]\n":   "http.identities[0].name",
+		"limits:\n  budget: -1\n":                                 "limits.budget: must not be negative",
+		"limits:\n  tools:\n    run_*:\n      max_calls: -2\n":    "limits.tools.run_*.max_calls: must not be negative",
+		"limits:\n  tools:\n    run_*:\n      bogus: 1\n":         "bogus",
+		"policy:\n  require_trust: [\"[\"]\n":                     "policy.require_trust",
+		"http:\n  identities: [{name: ci}]\n":                     "set exactly one of token_env and token_file",
+		"http:\n  identities: [{name: local, token_env: X}]\n":    "http.identities[0].name",
 	}
 	for yaml, want := range cases {
 		t.Run(want, func(t *testing.T) {
