@@ -87,8 +87,8 @@ func Covers(grant, need Capability) bool {
 	case "net":
 		return coversHostPort(grant.Scope, need.Scope)
 	}
-	ok, err := doublestar.Match(grant.Scope, need.Scope)
-	return ok && err == nil
+	// ParseCapability validated the grant's scope.
+	return doublestar.MatchUnvalidated(grant.Scope, need.Scope)
 }
 
 // coversHostPort matches host:port against a host-glob:port pattern. Dots
@@ -103,8 +103,7 @@ func coversHostPort(pattern, need string) bool {
 	if pp != "*" && pp != np {
 		return false
 	}
-	ok, err := doublestar.Match(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
-	return ok && err == nil
+	return doublestar.MatchUnvalidated(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
 }
 
 func cutLast(s string) (string, string, bool) {
@@ -116,7 +115,15 @@ func cutLast(s string) (string, string, bool) {
 }
 
 // hasMeta reports whether s holds glob syntax.
-func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
+func hasMeta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '{', '\\':
+			return true
+		}
+	}
+	return false
+}
 
 func coversPattern(grant, need string) bool {
 	if grant == need || grant == "**" {
@@ -172,14 +179,13 @@ func checkCapabilities(in *input) Decision {
 	if err != nil {
 		return deny(err.Rule, err)
 	}
+	p := in.policy
 	for _, n := range needs {
-		for _, r := range in.policy.Revoked {
-			if Denies(r, n) {
-				rule := fmt.Sprintf("capabilities.deny:%q", r.String())
-				return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
-			}
+		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
+			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
+			return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
 		}
-		if !granted(in.policy.Grants, n) {
+		if firstCovering(p.Grants, p.grantPrefix, n, Covers) < 0 {
 			return capDeny("capabilities.missing", n, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
 		}
 	}
@@ -191,13 +197,37 @@ func checkCapabilities(in *input) Decision {
 	return d
 }
 
-func granted(grants []Capability, need Capability) bool {
-	for _, g := range grants {
-		if Covers(g, need) {
-			return true
+// firstCovering returns the index of the first of caps that covers need,
+// or -1. prefixes, when given, hold the static prefix of each scope: a
+// path pattern can only match a path under its prefix, which saves most
+// glob matches in a long list.
+func firstCovering(caps []Capability, prefixes []string, need Capability, covers func(Capability, Capability) bool) int {
+	filter := len(prefixes) == len(caps) && !hasMeta(need.Scope) && need.Resource != "net"
+	for i, c := range caps {
+		if c.Resource != need.Resource || c.Verb != need.Verb {
+			continue
+		}
+		if filter && !under(need.Scope, prefixes[i]) {
+			continue
+		}
+		if covers(c, need) {
+			return i
 		}
 	}
-	return false
+	return -1
+}
+
+// under reports whether path is dir or inside it ("" is the root).
+func under(path, dir string) bool {
+	return dir == "" || path == dir || len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
+}
+
+func prefixesOf(caps []Capability) []string {
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = staticPrefix(c.Scope)
+	}
+	return out
 }
 
 func capDeny(rule string, need Capability, format string, args ...any) Decision {

@@ -140,7 +140,7 @@ func TestNeeds(t *testing.T) {
 		require.NotNil(t, err, args)
 		require.Equal(t, rule, err.Rule, args)
 	}
-	_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{"disk:read:x"}}, nil)
+	_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{"fs:read"}}, nil)
 	require.Equal(t, toolerr.Internal, err.Code)
 }
 

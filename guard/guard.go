@@ -32,6 +32,9 @@ type Guard struct {
 	validator *Validator
 	audit     Auditor
 
+	// applied holds the per-tool limits of each known tool.
+	applied map[string][]ToolLimits
+
 	mu       sync.Mutex
 	sessions map[string]*usage
 }
@@ -42,8 +45,10 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 		cfg.Now = time.Now
 	}
 	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
+	g.applied = map[string][]ToolLimits{}
 	for i := range tools {
 		g.tools[tools[i].Name] = &tools[i]
+		g.applied[tools[i].Name] = cfg.Limits.applies(tools[i].Name)
 	}
 	return g
 }
@@ -75,10 +80,10 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
 	u, now := g.session(call.key()), g.cfg.Now()
-	tool := g.tools[call.Tool]
-	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(g.cfg.Limits, call.Tool, now), g.validator)
+	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
+	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
 	if d.Outcome == Allow {
-		u.charge(g.cfg.Limits, call, g.cfg.Limits.cost(tool), now)
+		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
 	if d.Outcome != Allow {
@@ -100,7 +105,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 	}
 	res, size := capOutput(res, t.g.cfg.MaxOutputBytes)
 	t.g.mu.Lock()
-	t.g.session(t.call.key()).chargeOutput(t.g.cfg.Limits, t.call.Tool, int64(size))
+	t.g.session(t.call.key()).chargeOutput(t.g.applied[t.call.Tool], int64(size))
 	t.g.mu.Unlock()
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
@@ -145,7 +150,7 @@ func (g *Guard) Explain(call Call) Decision {
 	if !ok {
 		u = newUsage(g.cfg.Limits)
 	}
-	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.cfg.Limits, call.Tool, g.cfg.Now()), g.validator)
+	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.applied[call.Tool], g.cfg.Now()), g.validator)
 }
 
 // EndSession forgets the counters kept under a session ID, those of calls

@@ -71,10 +71,10 @@ func (l Limits) applies(tool string) []ToolLimits {
 	return out
 }
 
-// cost is what one call of tool spends.
-func (l Limits) cost(tool *ToolInfo) int64 {
+// cost is what one call of tool spends, under the limits that apply to it.
+func cost(tool *ToolInfo, applied []ToolLimits) int64 {
 	c := tool.Cost
-	for _, t := range l.applies(tool.Name) {
+	for _, t := range applied {
 		c = max(c, t.Cost)
 	}
 	return c
@@ -107,11 +107,12 @@ func checkLimits(in *input) Decision {
 	case l.RatePerMinute > 0 && st.Tokens < 1:
 		return rateDeny("limits.rate_per_minute", l.RatePerMinute, st.Tokens)
 	}
-	if cost := l.cost(in.tool); l.Budget > 0 && st.Spent+cost > l.Budget {
+	applied := l.applies(call.Tool)
+	if c := cost(in.tool, applied); l.Budget > 0 && st.Spent+c > l.Budget {
 		return limitDeny("limits.budget", toolerr.BudgetExceeded, fmt.Sprintf(limitHint, "limits.budget"),
-			"this call costs %d and %d of the budget of %d is spent", cost, st.Spent, l.Budget)
+			"this call costs %d and %d of the budget of %d is spent", c, st.Spent, l.Budget)
 	}
-	for _, t := range l.applies(call.Tool) {
+	for _, t := range applied {
 		if d, denied := checkToolLimits(t, st.Tools[t.Glob], call); denied {
 			return d
 		}

@@ -17,11 +17,12 @@ func Needs(tool *ToolInfo, args any) ([]Capability, *toolerr.Error) {
 	m, _ := args.(map[string]any)
 	var out []Capability
 	for _, s := range tool.Capabilities {
-		c, err := ParseCapability(s)
-		if err != nil {
+		parts := strings.SplitN(s, ":", 3)
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 			return nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
-				"tool %q declares a bad capability: %v", tool.Name, err).WithRule("capabilities.declared")
+				"tool %q declares a bad capability %q", tool.Name, s).WithRule("capabilities.declared")
 		}
+		c := Capability{Resource: parts[0], Verb: parts[1], Scope: parts[2]}
 		name, subtree, ok := template(c.Scope)
 		if !ok {
 			out = append(out, c)

@@ -22,6 +22,8 @@ type Policy struct {
 	// Grants are the capabilities tools may use; Revoked ones are denied
 	// even when granted.
 	Grants, Revoked []Capability
+	// grantPrefix and revokedPrefix are the static prefixes of their scopes.
+	grantPrefix, revokedPrefix []string
 }
 
 // NewPolicy checks the globs and returns the policy.
@@ -37,13 +39,14 @@ func NewPolicy(allow, deny []string) (Policy, error) {
 // Match reports whether tool is allowed and names the deciding rule, such as
 // `deny:"write_*"`, `allow:"read_file"` or `default:not_allowlisted`.
 func (p Policy) Match(tool string) (bool, string) {
+	// NewPolicy validated the globs.
 	for _, g := range p.Deny {
-		if ok, _ := doublestar.Match(g, tool); ok {
+		if doublestar.MatchUnvalidated(g, tool) {
 			return false, fmt.Sprintf("deny:%q", g)
 		}
 	}
 	for _, g := range p.Allow {
-		if ok, _ := doublestar.Match(g, tool); ok {
+		if doublestar.MatchUnvalidated(g, tool) {
 			return true, fmt.Sprintf("allow:%q", g)
 		}
 	}
@@ -60,5 +63,6 @@ func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
 	if p.Revoked, err = ParseCapabilities(revoke); err != nil {
 		return Policy{}, err
 	}
+	p.grantPrefix, p.revokedPrefix = prefixesOf(p.Grants), prefixesOf(p.Revoked)
 	return p, nil
 }

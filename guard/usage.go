@@ -38,14 +38,15 @@ func newBucket(perMinute float64, b int) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(perMinute/60), burst(perMinute, b))
 }
 
-// snapshot is the usage as Decide sees it for a call of tool at now.
-func (u *usage) snapshot(l Limits, tool string, now time.Time) State {
+// snapshot is the usage as Decide sees it for a call at now, under the
+// per-tool limits that apply to its tool.
+func (u *usage) snapshot(applied []ToolLimits, now time.Time) State {
 	st := u.State
 	st.Tools = nil
 	if u.rate != nil {
 		st.Tokens = u.rate.TokensAt(now)
 	}
-	for _, t := range l.applies(tool) {
+	for _, t := range applied {
 		tu := u.tools[t.Glob]
 		ts := tu.ToolState
 		if tu.rate != nil {
@@ -60,14 +61,14 @@ func (u *usage) snapshot(l Limits, tool string, now time.Time) State {
 }
 
 // charge counts an admitted call.
-func (u *usage) charge(l Limits, call Call, cost int64, now time.Time) {
+func (u *usage) charge(applied []ToolLimits, call Call, cost int64, now time.Time) {
 	u.Calls++
 	u.BytesIn += call.ArgBytes
 	u.Spent += cost
 	if u.rate != nil {
 		u.rate.AllowN(now, 1)
 	}
-	for _, t := range l.applies(call.Tool) {
+	for _, t := range applied {
 		tu := u.tools[t.Glob]
 		tu.Calls++
 		tu.BytesIn += call.ArgBytes
@@ -78,9 +79,9 @@ func (u *usage) charge(l Limits, call Call, cost int64, now time.Time) {
 }
 
 // chargeOutput counts the bytes a call returned.
-func (u *usage) chargeOutput(l Limits, tool string, n int64) {
+func (u *usage) chargeOutput(applied []ToolLimits, n int64) {
 	u.OutputBytes += n
-	for _, t := range l.applies(tool) {
+	for _, t := range applied {
 		u.tools[t.Glob].BytesOut += n
 	}
 }
