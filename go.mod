@@ -18,6 +18,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/text v0.28.0
+	golang.org/x/time v0.15.0
 )
 
 require (
@@ -42,5 +43,4 @@ require (
 	golang.org/x/crypto v0.36.0 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
 )
