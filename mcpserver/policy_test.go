@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -154,4 +155,36 @@ func TestExplainIsTheCallsDecision(t *testing.T) {
 	require.False(t, callTool(t, c, "read_file", map[string]any{"path": "src/main.go"}).IsError, "explain counted nothing")
 	d := b.Explain(ctxT(t), "read_file", json.RawMessage(`{"path":"src/main.go"}`), false)
 	require.Equal(t, "limits.tools.read_file.max_calls", d.Missing, "explain sees the local identity's usage")
+}
+
+// postStateless sends one tools/call of the stateless 2026-07-28 protocol:
+// no session, no initialize.
+func postStateless(t *testing.T, url, token string) string {
+	t.Helper()
+	meta := map[string]any{
+		mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "stateless", "version": "1"},
+		mcp.MetaKeyClientCapabilities: map[string]any{},
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": mcp.MethodToolsCall,
+		"params": map[string]any{"name": "read_file", "arguments": map[string]any{"path": "hello.txt"}, "_meta": meta}})
+	require.NoError(t, err)
+	res := post(t, url+"/mcp", map[string]string{
+		"Authorization": "Bearer " + token, mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728,
+		mcp.HeaderMethod: string(mcp.MethodToolsCall), mcp.HeaderName: "read_file",
+	}, string(body))
+	out, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, 200, res.StatusCode, string(out))
+	return string(out)
+}
+
+func TestStatelessCallsAreCountedPerToken(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Limits.MaxCallsPerSession = 2
+	url := identityServer(t, f)
+	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
+	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
+	require.Contains(t, postStateless(t, url, testToken), "limits.max_calls_per_session", "session-less calls of one token share its limits")
+	require.Contains(t, postStateless(t, url, ciToken), "hello from toolwarden", "and not another token's")
 }
