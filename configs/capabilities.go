@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/guard"
@@ -29,6 +30,8 @@ type ToolLimits struct {
 	MaxBytesOut   int64   `mapstructure:"max_bytes_out" yaml:"max_bytes_out"`
 	// Cost is what one call spends of limits.budget.
 	Cost int64 `mapstructure:"cost" yaml:"cost"`
+	// Timeout bounds each call when shorter than limits.call_timeout.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 }
 
 func (c Capabilities) validate(add func(string, string, ...any)) {
@@ -57,6 +60,9 @@ func (l Limits) validatePolicy(add func(string, string, ...any)) {
 		notNegative(add, key+".max_bytes_in", t.MaxBytesIn)
 		notNegative(add, key+".max_bytes_out", t.MaxBytesOut)
 		notNegative(add, key+".cost", t.Cost)
+		if t.Timeout != 0 {
+			durationIn(add, key+".timeout", t.Timeout, time.Hour)
+		}
 	}
 }
 

@@ -64,6 +64,19 @@ func (g *Guard) Allowed(name string) bool {
 // CallTimeout is the deadline each call runs under.
 func (g *Guard) CallTimeout() time.Duration { return g.cfg.CallTimeout }
 
+// CallTimeoutFor is the deadline a call of tool runs under: the shortest
+// of limits.call_timeout and every matching limits.tools timeout, with the
+// key that set it.
+func (g *Guard) CallTimeoutFor(tool string) (time.Duration, string) {
+	d, rule := g.cfg.CallTimeout, "limits.call_timeout"
+	for _, t := range g.applied[tool] {
+		if t.Timeout > 0 && t.Timeout < d {
+			d, rule = t.Timeout, "limits.tools."+t.Glob+".timeout"
+		}
+	}
+	return d, rule
+}
+
 // Ticket is an admitted call; Finish must be called with its result.
 type Ticket struct {
 	g      *Guard

@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/toolerr"
@@ -39,6 +40,8 @@ type ToolLimits struct {
 	// Cost, when set, is what one call of these tools spends of the budget
 	// (the highest of the tool's own cost and every matching entry's).
 	Cost int64
+	// Timeout, when set and shorter than the call timeout, bounds each call.
+	Timeout time.Duration
 }
 
 // State is an identity's usage so far, as Decide sees it.

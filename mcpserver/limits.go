@@ -17,7 +17,7 @@ func GuardLimits(l configs.Limits) guard.Limits {
 	for glob, t := range l.Tools {
 		out.Tools = append(out.Tools, guard.ToolLimits{
 			Glob: glob, MaxCalls: t.MaxCalls, RatePerMinute: t.RatePerMinute, Burst: t.Burst,
-			MaxBytesIn: t.MaxBytesIn, MaxBytesOut: t.MaxBytesOut, Cost: t.Cost,
+			MaxBytesIn: t.MaxBytesIn, MaxBytesOut: t.MaxBytesOut, Cost: t.Cost, Timeout: t.Timeout,
 		})
 	}
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Glob < out.Tools[j].Glob })

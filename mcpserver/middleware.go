@@ -53,7 +53,8 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 // runWithDeadline runs the handler under the call timeout and returns when
 // the deadline passes even if the handler has not noticed it yet.
 func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandlerFunc, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.CallTimeout())
+	timeout, rule := g.CallTimeoutFor(req.Params.Name)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type outcome struct {
 		res *mcp.CallToolResult
@@ -69,8 +70,8 @@ func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandle
 		return o.res, o.err
 	case <-ctx.Done():
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise limits.call_timeout.",
-				"the call did not finish within limits.call_timeout (%s)", g.CallTimeout()).WithRule("limits.call_timeout")
+			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
+				"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
 		}
 		return nil, toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
 	}

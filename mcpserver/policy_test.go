@@ -1,8 +1,10 @@
 package mcpserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 const ciToken = "ci-token-fedcba9876543210"
@@ -187,4 +190,39 @@ func TestStatelessCallsAreCountedPerToken(t *testing.T) {
 	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
 	require.Contains(t, postStateless(t, url, testToken), "limits.max_calls_per_session", "session-less calls of one token share its limits")
 	require.Contains(t, postStateless(t, url, ciToken), "hello from toolwarden", "and not another token's")
+}
+
+type slowIn struct {
+	Wait string `json:"wait" jsonschema:"how long"`
+}
+
+type slowOut struct {
+	Done bool `json:"done"`
+}
+
+func TestPerToolTimeout(t *testing.T) {
+	slow := tools.New("slow", "Sleeps.", tools.Annotations{Title: "Slow", ReadOnly: true}, tools.Meta{Toolset: "test"},
+		func(ctx context.Context, in slowIn) (slowOut, error) {
+			d, _ := time.ParseDuration(in.Wait)
+			select {
+			case <-time.After(d):
+				return slowOut{Done: true}, nil
+			case <-ctx.Done():
+				return slowOut{}, ctx.Err()
+			}
+		})
+	f := newFixture(t)
+	f.cfg.Policy.Allow = []string{"slow"}
+	f.cfg.Limits.Tools = map[string]configs.ToolLimits{"sl*": {Timeout: 100 * time.Millisecond}}
+	g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{slow}, guard.Discard{})
+	require.NoError(t, err)
+	s := mcpserver.New(g, []tools.Tool{slow}, "test", slog.New(slog.DiscardHandler))
+	c, err := client.NewInProcessClient(s.MCP())
+	require.NoError(t, err)
+	connect(t, c)
+	require.False(t, callTool(t, c, "slow", map[string]any{"wait": "1ms"}).IsError)
+	e := errorOf(t, callTool(t, c, "slow", map[string]any{"wait": "10s"}))
+	require.Equal(t, toolerr.Timeout, e.Code)
+	require.Equal(t, "limits.tools.sl*.timeout", e.Rule)
+	require.Contains(t, e.Hint, "limits.tools.sl*.timeout")
 }
