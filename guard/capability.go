@@ -97,13 +97,29 @@ func Covers(grant, need Capability) bool {
 func coversHostPort(pattern, need string) bool {
 	ph, pp, ok1 := cutLast(pattern)
 	nh, np, ok2 := cutLast(need)
-	if !ok1 || !ok2 || nh == "" || np == "" || strings.Contains(nh, "/") {
+	if !ok1 || !ok2 || !validHost(nh) || np == "" {
 		return false
 	}
 	if pp != "*" && pp != np {
 		return false
 	}
 	return doublestar.MatchUnvalidated(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
+}
+
+// validHost accepts DNS names and IPv4 addresses: non-empty labels of
+// letters, digits, '-' and '_' (no empty label, so "*" never matches "").
+func validHost(h string) bool {
+	for _, label := range strings.Split(h, ".") {
+		if label == "" {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func cutLast(s string) (string, string, bool) {

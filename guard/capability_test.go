@@ -80,6 +80,10 @@ func TestCovers(t *testing.T) {
 		{"net:connect:*.example.com:443", "net:connect:api.example.com:80", false},
 		{"net:connect:*.example.com:*", "net:connect:api.example.com:80", true},
 		{"net:connect:*.example.com:443", "net:connect:evil.com/.example.com:443", false},
+		{"net:connect:*.example.com:443", "net:connect:.example.com:443", false},
+		{"net:connect:*.example.com:443", "net:connect:x.example.com.:443", false},
+		{"net:connect:*:443", "net:connect:10.0.0.1:443", false},
+		{"net:connect:10.0.0.*:443", "net:connect:10.0.0.1:443", true},
 		{"net:connect:*:443", "net:connect::443", false},
 		{"net:connect:[::1]:443", "net:connect:[::1]:443", true},
 	}
@@ -182,6 +186,27 @@ func FuzzCovers(f *testing.F) {
 		}
 		if ok, _ := doublestar.Match(glob, under); ok && !Denies(grant, tree) {
 			t.Fatalf("deny %q matches %q but does not deny the subtree %q", glob, under, tree.Scope)
+		}
+	})
+}
+
+// FuzzHostPort checks the net matcher: "*.example.com:443" covers exactly
+// one more DNS label under example.com, on port 443, whatever the input.
+func FuzzHostPort(f *testing.F) {
+	for _, s := range []string{"api.example.com:443", "a.b.example.com:443", "example.com:443", "evil.com/.example.com:443",
+		"API.EXAMPLE.COM:443", "x.example.com:4430", ".example.com:443", "x.example.com.:443", "x.example.com:443:443", "[::1]:443"} {
+		f.Add(s)
+	}
+	grant := Capability{"net", "connect", "*.example.com:443"}
+	f.Fuzz(func(t *testing.T, hostPort string) {
+		need := Capability{"net", "connect", hostPort}
+		if hasMeta(hostPort) || !Covers(grant, need) {
+			return
+		}
+		host, port, _ := cutLast(strings.ToLower(hostPort))
+		label, ok := strings.CutSuffix(host, ".example.com")
+		if !ok || label == "" || strings.ContainsAny(label, "./") || port != "443" {
+			t.Fatalf("%q is covered by %s", hostPort, grant)
 		}
 	})
 }
