@@ -169,6 +169,13 @@ func FuzzCovers(f *testing.F) {
 			return
 		}
 		need := Capability{"fs", "read", clean}
+		caps := []Capability{grant}
+		for _, n := range []Capability{need, {"fs", "read", subtreeOf(clean)}} {
+			if (firstCovering(caps, prefixesOf(caps), n, Covers) >= 0) != Covers(grant, n) ||
+				(firstCovering(caps, prefixesOf(caps), n, Denies) >= 0) != Denies(grant, n) {
+				t.Fatalf("the prefix pre-filter changes the answer for %q and %q", glob, n.Scope)
+			}
+		}
 		if Covers(grant, need) {
 			if ok, _ := doublestar.Match(glob, clean); !ok {
 				t.Fatalf("grant %q covers %q but does not match it", glob, clean)
