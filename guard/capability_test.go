@@ -3,6 +3,7 @@ package guard
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/stretchr/testify/require"
@@ -214,6 +215,24 @@ func FuzzHostPort(f *testing.F) {
 		label, ok := strings.CutSuffix(host, ".example.com")
 		if !ok || label == "" || strings.ContainsAny(label, "./") || port != "443" {
 			t.Fatalf("%q is covered by %s", hostPort, grant)
+		}
+	})
+}
+
+// FuzzNameMatch checks that the literal-head shortcut of tool-name globs
+// answers as the glob matcher does, for valid UTF-8 (on invalid bytes
+// doublestar matches any two invalid runes alike; the shortcut is stricter).
+func FuzzNameMatch(f *testing.F) {
+	for _, s := range [][2]string{{"read_*", "read_file"}, {"{a,b}", "b"}, {"tool_0?_*", "tool_01_x"}, {"\\*x", "*x"}, {"a[bc]d", "acd"}, {"", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, glob, name string) {
+		if !doublestar.ValidatePattern(glob) || !utf8.ValidString(glob) || !utf8.ValidString(name) {
+			return
+		}
+		want, _ := doublestar.Match(glob, name)
+		if got := nameMatch(glob, name); got != want {
+			t.Fatalf("nameMatch(%q, %q) = %v, doublestar says %v", glob, name, got, want)
 		}
 	})
 }

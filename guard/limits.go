@@ -67,7 +67,7 @@ type ToolState struct {
 func (l Limits) applies(tool string) []ToolLimits {
 	var out []ToolLimits
 	for _, t := range l.Tools {
-		if ok, _ := doublestar.Match(t.Glob, tool); ok {
+		if doublestar.ValidatePattern(t.Glob) && nameMatch(t.Glob, tool) {
 			out = append(out, t)
 		}
 	}

@@ -84,10 +84,12 @@ func templateValues(tool *ToolInfo, name string, val any) ([]string, *toolerr.Er
 			return nil, templateError(tool, name, "holds an empty or non-string value")
 		}
 		if isPath {
-			if err := checkPathArg(name, s); err != nil {
-				return nil, err
+			clean, err := sandbox.CleanPath(s)
+			if err != nil {
+				te := toolerr.As(err)
+				return nil, toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)
 			}
-			s, _ = sandbox.CleanPath(s)
+			s = clean
 		}
 		out = append(out, s)
 	}

@@ -10,6 +10,7 @@ package guard
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -41,12 +42,12 @@ func NewPolicy(allow, deny []string) (Policy, error) {
 func (p Policy) Match(tool string) (bool, string) {
 	// NewPolicy validated the globs.
 	for _, g := range p.Deny {
-		if doublestar.MatchUnvalidated(g, tool) {
+		if nameMatch(g, tool) {
 			return false, fmt.Sprintf("deny:%q", g)
 		}
 	}
 	for _, g := range p.Allow {
-		if doublestar.MatchUnvalidated(g, tool) {
+		if nameMatch(g, tool) {
 			return true, fmt.Sprintf("allow:%q", g)
 		}
 	}
@@ -65,4 +66,18 @@ func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
 	}
 	p.grantPrefix, p.revokedPrefix = prefixesOf(p.Grants), prefixesOf(p.Revoked)
 	return p, nil
+}
+
+// nameMatch matches a validated tool-name glob. A name can only match a
+// glob that it starts with the literal head of, which skips the glob
+// matcher for most globs of a long list.
+func nameMatch(glob, name string) bool {
+	head := glob
+	for i := 0; i < len(glob); i++ {
+		if c := glob[i]; c == '*' || c == '?' || c == '[' || c == '{' || c == '\\' {
+			head = glob[:i]
+			break
+		}
+	}
+	return strings.HasPrefix(name, head) && doublestar.MatchUnvalidated(glob, name)
 }
