@@ -16,6 +16,8 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
 // Config is the whole configuration. Field tags name the YAML keys.
 type Config struct {
+	Capabilities Capabilities `mapstructure:"capabilities" yaml:"capabilities"`
+
 	Workspace string    `mapstructure:"workspace" yaml:"workspace"`
 	Policy    Policy    `mapstructure:"policy" yaml:"policy"`
 	Limits    Limits    `mapstructure:"limits" yaml:"limits"`
@@ -26,8 +28,6 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
-
-	Capabilities Capabilities `mapstructure:"capabilities" yaml:"capabilities"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -78,14 +79,14 @@ func Covers(grant, need Capability) bool {
 	if grant.Resource != need.Resource || grant.Verb != need.Verb {
 		return false
 	}
+	if need.Resource == "net" {
+		return coversHostPort(grant.Scope, need.Scope)
+	}
 	if hasMeta(need.Scope) {
 		return coversPattern(grant.Scope, need.Scope)
 	}
-	switch need.Resource {
-	case "env", "secrets":
+	if need.Resource == "env" || need.Resource == "secrets" {
 		return grant.Scope == need.Scope
-	case "net":
-		return coversHostPort(grant.Scope, need.Scope)
 	}
 	// ParseCapability validated the grant's scope.
 	return doublestar.MatchUnvalidated(grant.Scope, need.Scope)
@@ -93,17 +94,32 @@ func Covers(grant, need Capability) bool {
 
 // coversHostPort matches host:port against a host-glob:port pattern. Dots
 // become separators, so "*.example.com" matches one label, not
-// "evil.com/.example.com" or "a.b.example.com".
+// "evil.com/.example.com" or "a.b.example.com". An IPv6 need ("[::1]:80")
+// is matched only by the same address or by "**".
 func coversHostPort(pattern, need string) bool {
 	ph, pp, ok1 := cutLast(pattern)
 	nh, np, ok2 := cutLast(need)
-	if !ok1 || !ok2 || !validHost(nh) || np == "" {
+	if !ok1 || !ok2 || !validNetNeed(need) || pp != "*" && pp != np {
 		return false
 	}
-	if pp != "*" && pp != np {
-		return false
+	if strings.HasPrefix(nh, "[") {
+		return ph == "**" || strings.EqualFold(ph, nh)
 	}
 	return doublestar.MatchUnvalidated(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
+}
+
+// validNetNeed reports whether need is host:port with a DNS name, an IPv4
+// address or a bracketed IPv6 address, and a non-empty port.
+func validNetNeed(need string) bool {
+	h, port, ok := cutLast(need)
+	if !ok || port == "" || strings.ContainsAny(port, "*?[{\\") {
+		return false
+	}
+	if ip, found := strings.CutPrefix(h, "["); found {
+		addr, err := netip.ParseAddr(strings.TrimSuffix(ip, "]"))
+		return err == nil && addr.Is6() && strings.HasSuffix(ip, "]")
+	}
+	return validHost(h)
 }
 
 // validHost accepts DNS names and IPv4 addresses: non-empty labels of
@@ -165,11 +181,13 @@ func Denies(deny, need Capability) bool {
 	if deny.Resource != need.Resource || deny.Verb != need.Verb {
 		return false
 	}
+	if need.Resource == "net" {
+		return !validNetNeed(need.Scope) || Covers(deny, need)
+	}
 	if !hasMeta(need.Scope) {
 		return Covers(deny, need)
 	}
-	switch need.Resource {
-	case "net", "env", "secrets":
+	if need.Resource == "env" || need.Resource == "secrets" {
 		return true
 	}
 	d, n := staticPrefix(deny.Scope), staticPrefix(need.Scope)

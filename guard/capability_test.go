@@ -87,6 +87,12 @@ func TestCovers(t *testing.T) {
 		{"net:connect:10.0.0.*:443", "net:connect:10.0.0.1:443", true},
 		{"net:connect:*:443", "net:connect::443", false},
 		{"net:connect:[::1]:443", "net:connect:[::1]:443", true},
+		{"net:connect:**:*", "net:connect:[::1]:443", true},
+		{"net:connect:*:*", "net:connect:[::1]:443", false},
+		{"net:connect:**:*", "net:connect:[1.2.3.4]:443", false},
+		{"net:connect:**:*", "net:connect:127.0.0.1:8080", true},
+		{"net:connect:**:*", "net:connect:*.example.com:443", false},
+		{"net:connect:**:443", "net:connect:api.example.com:*", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.grant+" ⊇ "+tt.need, func(t *testing.T) {
@@ -113,6 +119,9 @@ func TestDenies(t *testing.T) {
 		{"fs:read:secrets/**", "fs:read:src/**", false},
 		{"fs:write:secrets/**", "fs:read:**", false},
 		{"graph:write:tasks", "graph:write:*", true},
+		{"net:connect:*.internal:*", "net:connect:db.internal:5432", true},
+		{"net:connect:*.internal:*", "net:connect:api.example.com:443", false},
+		{"net:connect:*.internal:*", "net:connect:bad host:443", true},
 		{"graph:read:*", "graph:write:*", false},
 	}
 	for _, tt := range tests {

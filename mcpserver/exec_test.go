@@ -70,10 +70,8 @@ func TestRunScriptThroughMCP(t *testing.T) {
 	require.Equal(t, 3, out.ExitCode, "a failing script is a normal result")
 	require.Equal(t, "oops\n", out.Stderr)
 
-	res := callTool(t, c, "run_script", map[string]any{"interpreter": "ruby", "script": "print(1)"})
+	res := callTool(t, c, "run_script", map[string]any{"interpreter": "python; rm -rf /", "script": "print(1)"})
 	require.Equal(t, toolerr.InvalidSchema, errorOf(t, res).Code, "the schema's enum refuses it before the handler")
-	res = callTool(t, c, "run_script", map[string]any{"interpreter": "python; rm -rf /", "script": "print(1)"})
-	require.Equal(t, toolerr.DeniedCapability, errorOf(t, res).Code, "proc:exec:* is one name, never a path: no capability covers it")
 
 	structured(t, callTool(t, c, "run_command", map[string]any{"command": "list_workspace", "args": []string{"src"}}), &out)
 	require.Equal(t, "main.go\n", out.Stdout)

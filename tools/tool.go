@@ -18,6 +18,8 @@ import (
 type Meta struct {
 	// Toolset groups tools by domain: "fs", "exec", "graph", ...
 	Toolset string
+	// Cost is what one call spends of limits.budget (config can override).
+	Cost int64
 	// Capabilities the tool needs, as resource:verb:scope.
 	Capabilities     []string
 	RequiresApproval bool
@@ -25,8 +27,6 @@ type Meta struct {
 	HighRisk         bool
 	// PathArgs names the arguments holding workspace-relative paths.
 	PathArgs []string
-	// Cost is what one call spends of limits.budget (config can override).
-	Cost int64
 }
 
 // Annotations are the four MCP hints, all of which every tool sets

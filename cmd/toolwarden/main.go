@@ -35,7 +35,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
 	root.AddCommand(newCallCmd(), newPolicyCmd())
+	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
 	return root
 }
