@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/spf13/pflag"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -106,4 +107,15 @@ func (h HTTP) validateIdentities(add func(string, string, ...any)) {
 			add(key, "set exactly one of token_env and token_file")
 		}
 	}
+}
+
+// flagList returns the values of a repeatable string flag (--grant,
+// --revoke), added to the configured lists; nil when the command has no
+// such flag.
+func flagList(flags *pflag.FlagSet, name string) []string {
+	if flags == nil || flags.Lookup(name) == nil {
+		return nil
+	}
+	v, _ := flags.GetStringArray(name)
+	return v
 }

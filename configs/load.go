@@ -29,9 +29,6 @@ type Options struct {
 	// Allow and Deny are tool-name globs from --allow and --deny; they are
 	// added to the configured lists.
 	Allow, Deny []string
-	// Grant and Revoke are capabilities from --grant and --revoke, added
-	// to capabilities.grant and capabilities.deny.
-	Grant, Revoke []string
 }
 
 // Loaded is a validated configuration and where it came from.
@@ -78,12 +75,12 @@ func Load(opts Options) (*Loaded, error) {
 	if err := v.Unmarshal(&cfg, strict); err != nil {
 		return nil, org.decodeError(err)
 	}
+	org.flagGrant = flagList(opts.Flags, "grant")
+	cfg.Capabilities.Grant = append(cfg.Capabilities.Grant, org.flagGrant...)
+	cfg.Capabilities.Deny = append(cfg.Capabilities.Deny, flagList(opts.Flags, "revoke")...)
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
 	org.flagAllow = opts.Allow
-	cfg.Capabilities.Grant = append(cfg.Capabilities.Grant, opts.Grant...)
-	cfg.Capabilities.Deny = append(cfg.Capabilities.Deny, opts.Revoke...)
-	org.flagGrant = opts.Grant
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -158,13 +155,14 @@ func bindFlags(v *viper.Viper, opts Options, org *origins) error {
 
 // origins remembers which source set each key, for error messages.
 type origins struct {
+	// flagGrant holds the capabilities --grant added.
+	flagGrant []string
+
 	file     string
 	fileKeys map[string]bool
 	flagKeys map[string]string
 	// flagAllow holds the globs --allow added.
 	flagAllow []string
-	// flagGrant holds the capabilities --grant added.
-	flagGrant []string
 }
 
 func (o *origins) of(key string) string {

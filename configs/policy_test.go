@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestCapabilitiesDefaultsFileAndFlags(t *testing.T) {
 
 	// A file's list replaces the built-in one (narrowing); flags add.
 	l, err = loadYAML(t, "capabilities:\n  grant: [\"fs:read:src/**\"]\n  deny: [\"fs:read:src/secret/**\"]\n",
-		Options{Grant: []string{"net:connect:api.example.com:443"}, Revoke: []string{"fs:read:**/*.pem"}})
+		Options{Flags: grantFlags(t, "--grant", "net:connect:api.example.com:443", "--revoke", "fs:read:**/*.pem")})
 	require.NoError(t, err)
 	require.Equal(t, []string{"fs:read:src/**", "net:connect:api.example.com:443"}, l.Config.Capabilities.Grant)
 	require.Equal(t, []string{"fs:read:src/secret/**", "fs:read:**/*.pem"}, l.Config.Capabilities.Deny)
@@ -60,7 +61,7 @@ func TestPolicyConfigErrorsNameTheKey(t *testing.T) {
 			require.Contains(t, err.Error(), want)
 		})
 	}
-	_, err := loadYAML(t, "", Options{Grant: []string{"fs:read:["}})
+	_, err := loadYAML(t, "", Options{Flags: grantFlags(t, "--grant", "fs:read:[")})
 	require.ErrorContains(t, err, "capabilities.grant")
 }
 
@@ -70,4 +71,14 @@ func TestPerToolLimitsDecode(t *testing.T) {
 	require.Equal(t, 30.0, l.Config.Limits.RatePerMinute)
 	require.Equal(t, int64(100), l.Config.Limits.Budget)
 	require.Equal(t, ToolLimits{MaxCalls: 5, RatePerMinute: 2, Cost: 7}, l.Config.Limits.Tools["run_*"])
+}
+
+// grantFlags is a flag set with --grant and --revoke, parsed from args.
+func grantFlags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	fs.StringArray("grant", nil, "")
+	fs.StringArray("revoke", nil, "")
+	require.NoError(t, fs.Parse(args))
+	return fs
 }

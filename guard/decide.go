@@ -45,6 +45,9 @@ func (c Call) key() string {
 // ToolInfo is what the guard knows of a tool; the wiring layer builds it
 // from the tool registry, so guard imports no tool.
 type ToolInfo struct {
+	// Cost is what one call spends of limits.budget.
+	Cost int64
+
 	Name             string
 	RequiresTrust    bool
 	RequiresApproval bool
@@ -52,8 +55,6 @@ type ToolInfo struct {
 	Capabilities     []string
 	// PathArgs names the arguments that hold workspace paths.
 	PathArgs []string
-	// Cost is what one call spends of limits.budget.
-	Cost int64
 }
 
 // Decision is the guard's verdict, with the rule that decided it and the

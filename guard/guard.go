@@ -17,12 +17,16 @@ type Auditor interface {
 
 // Config is the guard's configuration.
 type Config struct {
+	// Now is the clock of the rate limits; nil means time.Now.
+	Now func() time.Time
+	// RequireTrust are tool-name globs of more tools that only trusted
+	// calls may run (policy.require_trust).
+	RequireTrust []string
+
 	Policy         Policy
 	Limits         Limits
 	MaxOutputBytes int // per call
 	CallTimeout    time.Duration
-	// Now is the clock of the rate limits; nil means time.Now.
-	Now func() time.Time
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -49,16 +53,16 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	for i := range tools {
 		g.tools[tools[i].Name] = &tools[i]
 		g.applied[tools[i].Name] = cfg.Limits.applies(tools[i].Name)
+		tools[i].RequiresTrust = tools[i].RequiresTrust || matchesAny(cfg.RequireTrust, tools[i].Name)
 	}
 	return g
 }
 
-// Allowed reports whether a tool may be advertised. A requires_trust tool
-// never is: no model may call it.
+// Allowed reports whether a tool may be advertised.
 func (g *Guard) Allowed(name string) bool {
-	t, known := g.tools[name]
+	_, known := g.tools[name]
 	ok, _ := g.cfg.Policy.Match(name)
-	return known && ok && !t.RequiresTrust
+	return known && ok
 }
 
 // CallTimeout is the deadline each call runs under.

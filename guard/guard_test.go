@@ -289,7 +289,7 @@ func TestAllowed(t *testing.T) {
 		{"read_file", true},
 		{"write_file", false},  // known, denied
 		{"read_secret", false}, // allowed by glob, unknown
-		{"config_get", false},  // requires_trust: no model may call it, so none sees it
+		{"config_get", true},   // advertised; trust is checked per call
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {

@@ -143,5 +143,19 @@ func TestTrustedCallsAreAuditedAsTrusted(t *testing.T) {
 	require.False(t, entries[0].Trusted)
 	require.True(t, entries[1].Trusted)
 	require.True(t, entries[2].Trusted)
-	require.False(t, g.Allowed("config_get"), "a requires_trust tool is never advertised to a model")
+	require.True(t, g.Allowed("config_get"))
+	require.False(t, g.Advertised("config_get"), "a requires_trust tool is never advertised to a model")
+}
+
+func TestRequireTrustGlobsMarkTools(t *testing.T) {
+	g := New(Config{Policy: policyOf(t, []string{"*"}, nil, []string{"fs:read:**"}, nil), RequireTrust: []string{"read_*"},
+		Limits: Limits{MaxCalls: 5, MaxOutputBytes: 100}, MaxOutputBytes: 100},
+		[]ToolInfo{*depthTools["read_file"]}, newTestValidator(t, "read_file"), &memAuditor{})
+	require.False(t, g.Advertised("read_file"))
+	_, err := g.Admit(Call{Tool: "read_file", Args: map[string]any{"path": "a"}})
+	require.Equal(t, "trust.required", err.Rule)
+	tk, err := g.Admit(Call{Tool: "read_file", Trusted: true, Args: map[string]any{"path": "a"}})
+	require.Nil(t, err)
+	tk.Finish(mcp.NewToolResultText("ok"), nil)
+	require.False(t, depthTools["read_file"].RequiresTrust, "the caller's tool list is not changed")
 }

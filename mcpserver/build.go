@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -78,22 +77,11 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	}
 	return guard.New(guard.Config{
 		Policy:         policy,
+		RequireTrust:   cfg.Policy.RequireTrust,
 		Limits:         GuardLimits(cfg.Limits),
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
-	}, trustMarked(GuardInfo(toolset), cfg.Policy.RequireTrust), v, audit), nil
-}
-
-// trustMarked marks requires_trust the tools policy.require_trust names.
-func trustMarked(info []guard.ToolInfo, globs []string) []guard.ToolInfo {
-	for i := range info {
-		for _, g := range globs {
-			if ok, _ := doublestar.Match(g, info[i].Name); ok {
-				info[i].RequiresTrust = true
-			}
-		}
-	}
-	return info
+	}, GuardInfo(toolset), v, audit), nil
 }
 
 // AuditPath is the configured audit file, or the default under the XDG

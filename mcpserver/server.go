@@ -59,7 +59,7 @@ func (s *Server) hideDisallowed(_ context.Context, _ any, _ *mcp.ListToolsReques
 	}
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {
-		if s.guard.Allowed(t.Name) {
+		if s.guard.Advertised(t.Name) {
 			kept = append(kept, t)
 		}
 	}
@@ -80,4 +80,4 @@ func GuardInfo(toolset []tools.Tool) []guard.ToolInfo {
 }
 
 // Allowed reports whether the policy advertises the named tool.
-func (s *Server) Allowed(name string) bool { return s.guard.Allowed(name) }
+func (s *Server) Allowed(name string) bool { return s.guard.Advertised(name) }

@@ -13,8 +13,6 @@ type configFlags struct {
 	file        string
 	allow, deny []string
 	policy      bool // whether --allow/--deny/--workspace are offered
-	// grant and revoke are capabilities added to capabilities.grant/deny.
-	grant, revoke []string
 }
 
 // flagKeys maps flag names to the config keys they override.
@@ -25,11 +23,12 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	if !f.policy {
 		return
 	}
+	// configs.Load reads --grant and --revoke from the flag set.
+	cmd.Flags().StringArray("grant", nil, "capability resource:verb:scope to grant, added to capabilities.grant (repeatable)")
+	cmd.Flags().StringArray("revoke", nil, "capability pattern to deny, added to capabilities.deny (repeatable; deny wins)")
 	cmd.Flags().String("workspace", "", "directory the tools are confined to (default: current directory)")
 	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "tool-name glob to allow, added to policy.allow (repeatable)")
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "tool-name glob to deny, added to policy.deny (repeatable; deny wins)")
-	cmd.Flags().StringArrayVar(&f.grant, "grant", nil, "capability resource:verb:scope to grant, added to capabilities.grant (repeatable)")
-	cmd.Flags().StringArrayVar(&f.revoke, "revoke", nil, "capability pattern to deny, added to capabilities.deny (repeatable; deny wins)")
 }
 
 // load reads the configuration for cmd.
@@ -40,8 +39,7 @@ func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
 			keys[name] = key
 		}
 	}
-	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny,
-		Grant: f.grant, Revoke: f.revoke})
+	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny})
 }
 
 // newLogger returns the stderr logger at the configured level.

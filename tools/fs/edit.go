@@ -52,7 +52,7 @@ Example: {"path": "main.go", "edits": [{"old_text": "fmt.Println(\"hi\")", "new_
 func (s *Set) editFile() tools.Tool {
 	return tools.New("edit_file", editFileDesc,
 		tools.Annotations{Title: "Edit file", Destructive: true},
-		writeMeta(false, false, "path"),
+		writeMeta(false, "path"),
 		func(ctx context.Context, in EditIn) (EditOut, error) {
 			if len(in.Edits) == 0 {
 				return EditOut{}, toolerr.New(toolerr.InvalidArgument, "Give at least one edit.", "edits is empty").WithRule("args.edits")

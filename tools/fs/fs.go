@@ -42,16 +42,20 @@ var (
 	treeMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:{path}/**"}, PathArgs: []string{"path"}}
 )
 
-// writeMeta needs fs:write on every path argument; subtree on the ones a
-// call may move as a whole directory.
-func writeMeta(highRisk, subtree bool, pathArgs ...string) tools.Meta {
+// writeMeta needs fs:write on every path argument.
+func writeMeta(highRisk bool, pathArgs ...string) tools.Meta {
 	m := tools.Meta{Toolset: "fs", RequiresApproval: true, HighRisk: highRisk, PathArgs: pathArgs}
 	for _, a := range pathArgs {
-		c := "fs:write:{" + a + "}"
-		if subtree {
-			c += "/**"
-		}
-		m.Capabilities = append(m.Capabilities, c)
+		m.Capabilities = append(m.Capabilities, "fs:write:{"+a+"}")
+	}
+	return m
+}
+
+// subtree widens m's needs to whole subtrees, for a call that may act on
+// a directory and everything in it (move_file).
+func subtree(m tools.Meta) tools.Meta {
+	for i := range m.Capabilities {
+		m.Capabilities[i] += "/**"
 	}
 	return m
 }

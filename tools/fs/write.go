@@ -43,7 +43,7 @@ Example: {"path": "notes/todo.md", "content": "- ship it\n", "create_dirs": true
 func (s *Set) writeFile() tools.Tool {
 	return tools.New("write_file", writeFileDesc,
 		tools.Annotations{Title: "Write file", Destructive: true, Idempotent: true},
-		writeMeta(false, false, "path"),
+		writeMeta(false, "path"),
 		func(ctx context.Context, in WriteFileIn) (WriteFileOut, error) {
 			rel, err := s.writable(in.Path, len(in.Content))
 			if err != nil {
@@ -107,7 +107,7 @@ Example: {"path": "docs/guides"}`
 func (s *Set) createDirectory() tools.Tool {
 	return tools.New("create_directory", createDirectoryDesc,
 		tools.Annotations{Title: "Create directory", Idempotent: true},
-		writeMeta(false, false, "path"),
+		writeMeta(false, "path"),
 		func(ctx context.Context, in CreateDirIn) (CreateDirOut, error) {
 			rel, err := sandbox.CleanPath(in.Path)
 			if err != nil {
@@ -156,7 +156,7 @@ Example: {"source": "draft.md", "destination": "docs/final.md"}`
 func (s *Set) moveFile() tools.Tool {
 	return tools.New("move_file", moveFileDesc,
 		tools.Annotations{Title: "Move file", Destructive: true},
-		writeMeta(false, true, "source", "destination"),
+		subtree(writeMeta(false, "source", "destination")),
 		func(ctx context.Context, in MoveIn) (MoveOut, error) {
 			src, err := sandbox.CleanPath(in.Source)
 			if err != nil {
@@ -206,7 +206,7 @@ Example: {"path": "tmp/output.log"}`
 func (s *Set) deleteFile() tools.Tool {
 	return tools.New("delete_file", deleteFileDesc,
 		tools.Annotations{Title: "Delete file", Destructive: true},
-		writeMeta(true, false, "path"),
+		writeMeta(true, "path"),
 		func(ctx context.Context, in DeleteIn) (DeleteOut, error) {
 			rel, err := sandbox.CleanPath(in.Path)
 			if err != nil {
