@@ -99,7 +99,9 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	u, now := g.session(call.key()), g.cfg.Now()
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
 	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
-	if d.Outcome == Allow {
+	// A call that waits for approval is counted too: asking a human is
+	// not free, and a declined call must not be retried without limit.
+	if d.Outcome == Allow || d.Outcome == NeedsApproval {
 		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
