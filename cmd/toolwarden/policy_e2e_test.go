@@ -164,3 +164,32 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestLimitsOverStdioBinary(t *testing.T) {
+	ws, env := workspace(t)
+	cfg := writeConfig(t, ws, "limits:\n  budget: 2\n  tools:\n    read_*: {cost: 1}\n    file_info: {max_calls: 1}\n")
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--config", cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+	call := func(tool string) *mcp.CallToolResult {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = tool
+		req.Params.Arguments = map[string]any{"path": "hello.txt"}
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		return res
+	}
+	require.False(t, call("file_info").IsError)
+	denied := call("file_info")
+	require.True(t, denied.IsError)
+	require.Contains(t, denied.Content[0].(mcp.TextContent).Text, `"rule":"limits.tools.file_info.max_calls"`)
+	require.False(t, call("read_file").IsError)
+	require.False(t, call("read_file").IsError)
+	denied = call("read_file")
+	require.True(t, denied.IsError)
+	text := denied.Content[0].(mcp.TextContent).Text
+	require.Contains(t, text, `"code":"limit.budget"`)
+	require.Contains(t, text, `"rule":"limits.budget"`)
+	require.Contains(t, text, `"hint":"Ask the operator to raise limits.budget`)
+}
