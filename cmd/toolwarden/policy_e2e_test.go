@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -192,4 +193,32 @@ func TestLimitsOverStdioBinary(t *testing.T) {
 	require.Contains(t, text, `"code":"limit.budget"`)
 	require.Contains(t, text, `"rule":"limits.budget"`)
 	require.Contains(t, text, `"hint":"Ask the operator to raise limits.budget`)
+}
+
+func TestHTTPIdentitiesBinary(t *testing.T) {
+	ws, env := workspace(t)
+	cfg := writeConfig(t, ws, "limits:\n  max_calls_per_session: 2\nhttp:\n  identities: [{name: ci, token_env: TW_TEST_CI_TOKEN}]\n")
+	env = append(env, "TOOLWARDEN_CONFIG="+cfg, "TW_TEST_CI_TOKEN=ci-token-0123456789abcdef")
+	base := startHTTP(t, ws, env)
+	read := func(token string) *mcp.CallToolResult {
+		c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		require.NoError(t, err)
+		require.NoError(t, c.Start(ctxT(t)))
+		defer c.Close()
+		initialize(t, c)
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "read_file"
+		req.Params.Arguments = map[string]any{"path": "hello.txt"}
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		return res
+	}
+	mainToken := "e2e-token-0123456789"
+	require.False(t, read(mainToken).IsError)
+	require.False(t, read(mainToken).IsError, "a second session of the same token")
+	res := read(mainToken)
+	require.True(t, res.IsError, "the third call of the token, in a third session, is over the limit")
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "limits.max_calls_per_session")
+	require.False(t, read("ci-token-0123456789abcdef").IsError, "the ci identity counts apart")
+	require.Contains(t, auditLines(t, env), `"identity":"ci"`)
 }
