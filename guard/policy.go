@@ -1,10 +1,11 @@
 // Package guard decides, for every tool call, whether it may run: allow and
-// deny lists, per-session limits, strict argument validation and path rules,
-// then caps the output and writes a hash-chained audit line.
+// deny lists, trust, capabilities, limits per identity and per tool, strict
+// argument validation and path rules, then caps the output and writes a
+// hash-chained audit line.
 //
 // The decision itself (Decide) is a pure function over plain data, so it can
-// be table-tested and fuzzed; Guard adds the state (session counters, audit
-// log) around it. The guard fails closed: if anything in it errors, the call
+// be table-tested and fuzzed; Guard adds the state (usage counters and rate
+// buckets per identity, audit log) around it. The guard fails closed: if anything in it errors, the call
 // is denied.
 package guard
 
