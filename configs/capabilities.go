@@ -46,7 +46,7 @@ func (c Capabilities) validate(add func(string, string, ...any)) {
 }
 
 func (l Limits) validatePolicy(add func(string, string, ...any)) {
-	notNegative(add, "limits.rate_per_minute", int64(l.RatePerMinute))
+	notNegativeRate(add, "limits.rate_per_minute", l.RatePerMinute)
 	notNegative(add, "limits.burst", int64(l.Burst))
 	notNegative(add, "limits.max_bytes_in_per_session", l.MaxBytesInPerSession)
 	notNegative(add, "limits.budget", l.Budget)
@@ -56,7 +56,7 @@ func (l Limits) validatePolicy(add func(string, string, ...any)) {
 			add(key, "%q is not a valid tool-name glob", glob)
 		}
 		notNegative(add, key+".max_calls", int64(t.MaxCalls))
-		notNegative(add, key+".rate_per_minute", int64(t.RatePerMinute))
+		notNegativeRate(add, key+".rate_per_minute", t.RatePerMinute)
 		notNegative(add, key+".burst", int64(t.Burst))
 		notNegative(add, key+".max_bytes_in", t.MaxBytesIn)
 		notNegative(add, key+".max_bytes_out", t.MaxBytesOut)
@@ -64,6 +64,12 @@ func (l Limits) validatePolicy(add func(string, string, ...any)) {
 		if t.Timeout != 0 {
 			durationIn(add, key+".timeout", t.Timeout, time.Hour)
 		}
+	}
+}
+
+func notNegativeRate(add func(string, string, ...any), key string, v float64) {
+	if v < 0 || v != v {
+		add(key, "must not be negative (0 turns it off), got %g", v)
 	}
 }
 

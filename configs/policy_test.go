@@ -48,6 +48,7 @@ func TestPolicyConfigErrorsNameTheKey(t *testing.T) {
 		"capabilities:\n  deny: [\"fs:read\"]\n":                  `capabilities.deny: capability "fs:read" is not resource:verb:scope`,
 		"capabilities:\n  grant: [\"net:connect:example.com\"]\n": "host:port",
 		"limits:\n  budget: -1\n":                                 "limits.budget: must not be negative",
+		"limits:\n  rate_per_minute: -0.5\n":                      "limits.rate_per_minute: must not be negative",
 		"limits:\n  tools:\n    run_*:\n      max_calls: -2\n":    "limits.tools.run_*.max_calls: must not be negative",
 		"limits:\n  tools:\n    run_*:\n      bogus: 1\n":         "bogus",
 		"policy:\n  require_trust: [\"[\"]\n":                     "policy.require_trust",
