@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func (l Limits) validatePolicy(add func(string, string, ...any)) {
 }
 
 func notNegativeRate(add func(string, string, ...any), key string, v float64) {
-	if v < 0 || v != v {
+	if v < 0 || math.IsNaN(v) {
 		add(key, "must not be negative (0 turns it off), got %g", v)
 	}
 }
