@@ -2,11 +2,9 @@ package guard
 
 import (
 	"fmt"
-	"net/netip"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // Capability is one authority a tool needs or the policy grants, written
@@ -92,60 +90,6 @@ func Covers(grant, need Capability) bool {
 	return doublestar.MatchUnvalidated(grant.Scope, need.Scope)
 }
 
-// coversHostPort matches host:port against a host-glob:port pattern. Dots
-// become separators, so "*.example.com" matches one label, not
-// "evil.com/.example.com" or "a.b.example.com". An IPv6 need ("[::1]:80")
-// is matched only by the same address or by "**".
-func coversHostPort(pattern, need string) bool {
-	ph, pp, ok1 := cutLast(pattern)
-	nh, np, ok2 := cutLast(need)
-	if !ok1 || !ok2 || !validNetNeed(need) || pp != "*" && pp != np {
-		return false
-	}
-	if strings.HasPrefix(nh, "[") {
-		return ph == "**" || strings.EqualFold(ph, nh)
-	}
-	return doublestar.MatchUnvalidated(strings.ReplaceAll(strings.ToLower(ph), ".", "/"), strings.ReplaceAll(strings.ToLower(nh), ".", "/"))
-}
-
-// validNetNeed reports whether need is host:port with a DNS name, an IPv4
-// address or a bracketed IPv6 address, and a non-empty port.
-func validNetNeed(need string) bool {
-	h, port, ok := cutLast(need)
-	if !ok || port == "" || strings.ContainsAny(port, "*?[{\\") {
-		return false
-	}
-	if ip, found := strings.CutPrefix(h, "["); found {
-		addr, err := netip.ParseAddr(strings.TrimSuffix(ip, "]"))
-		return err == nil && addr.Is6() && strings.HasSuffix(ip, "]")
-	}
-	return validHost(h)
-}
-
-// validHost accepts DNS names and IPv4 addresses: non-empty labels of
-// letters, digits, '-' and '_' (no empty label, so "*" never matches "").
-func validHost(h string) bool {
-	for _, label := range strings.Split(h, ".") {
-		if label == "" {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-func cutLast(s string) (string, string, bool) {
-	i := strings.LastIndexByte(s, ':')
-	if i < 0 {
-		return "", "", false
-	}
-	return s[:i], s[i+1:], true
-}
-
 // hasMeta reports whether s holds glob syntax.
 func hasMeta(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -204,78 +148,4 @@ func staticPrefix(glob string) string {
 		}
 	}
 	return glob
-}
-
-// checkCapabilities denies a call that needs a capability the policy
-// revokes or does not grant; the denial names the capability.
-func checkCapabilities(in *input) Decision {
-	needs, err := Needs(in.tool, in.call.Args)
-	if err != nil {
-		return deny(err.Rule, err)
-	}
-	p := in.policy
-	for _, n := range needs {
-		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
-			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
-			return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
-		}
-		if firstCovering(p.Grants, p.grantPrefix, n, Covers) < 0 {
-			return capDeny("capabilities.missing", n, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
-		}
-	}
-	if len(needs) == 0 {
-		return pass("capabilities.none_needed")
-	}
-	d := pass("capabilities.granted")
-	d.note = "needs " + joinCaps(needs)
-	return d
-}
-
-// firstCovering returns the index of the first of caps that covers need,
-// or -1. prefixes, when given, hold the static prefix of each scope: a
-// path pattern can only match a path under its prefix, which saves most
-// glob matches in a long list.
-func firstCovering(caps []Capability, prefixes []string, need Capability, covers func(Capability, Capability) bool) int {
-	filter := len(prefixes) == len(caps) && !hasMeta(need.Scope) && need.Resource != "net"
-	for i, c := range caps {
-		if c.Resource != need.Resource || c.Verb != need.Verb {
-			continue
-		}
-		if filter && !under(need.Scope, prefixes[i]) {
-			continue
-		}
-		if covers(c, need) {
-			return i
-		}
-	}
-	return -1
-}
-
-// under reports whether path is dir or inside it ("" is the root).
-func under(path, dir string) bool {
-	return dir == "" || path == dir || len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
-}
-
-func prefixesOf(caps []Capability) []string {
-	out := make([]string, len(caps))
-	for i, c := range caps {
-		out[i] = staticPrefix(c.Scope)
-	}
-	return out
-}
-
-func capDeny(rule string, need Capability, format string, args ...any) Decision {
-	d := deny(rule, toolerr.New(toolerr.DeniedCapability,
-		"Stay within the paths and resources you were granted; the operator grants capabilities in the config's capabilities.grant.",
-		format, args...))
-	d.Missing = need.String()
-	return d
-}
-
-func joinCaps(cs []Capability) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = c.String()
-	}
-	return strings.Join(parts, " ")
 }
