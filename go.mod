@@ -22,6 +22,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.31.0
 	golang.org/x/text v0.28.0
+	golang.org/x/time v0.15.0
 	google.golang.org/genai v1.77.0
 )
 

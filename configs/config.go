@@ -16,6 +16,8 @@ func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
 
 // Config is the whole configuration. Field tags name the YAML keys.
 type Config struct {
+	Capabilities Capabilities `mapstructure:"capabilities" yaml:"capabilities"`
+
 	Workspace string    `mapstructure:"workspace" yaml:"workspace"`
 	Policy    Policy    `mapstructure:"policy" yaml:"policy"`
 	Limits    Limits    `mapstructure:"limits" yaml:"limits"`
@@ -36,6 +38,9 @@ type Config struct {
 type Policy struct {
 	Allow []string `mapstructure:"allow" yaml:"allow"`
 	Deny  []string `mapstructure:"deny" yaml:"deny"`
+	// RequireTrust marks more tools requires_trust: they run only from
+	// `toolwarden call --trusted`, never for a model.
+	RequireTrust []string `mapstructure:"require_trust" yaml:"require_trust"`
 }
 
 // Limits bound each session and each call.
@@ -44,6 +49,13 @@ type Limits struct {
 	MaxOutputBytesPerSession int64         `mapstructure:"max_output_bytes_per_session" yaml:"max_output_bytes_per_session"`
 	MaxOutputBytesPerCall    int           `mapstructure:"max_output_bytes_per_call" yaml:"max_output_bytes_per_call"`
 	CallTimeout              time.Duration `mapstructure:"call_timeout" yaml:"call_timeout"`
+
+	// Optional bounds per identity (0 is off), and per tool by name glob.
+	RatePerMinute        float64               `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`
+	Burst                int                   `mapstructure:"burst" yaml:"burst"`
+	MaxBytesInPerSession int64                 `mapstructure:"max_bytes_in_per_session" yaml:"max_bytes_in_per_session"`
+	Budget               int64                 `mapstructure:"budget" yaml:"budget"`
+	Tools                map[string]ToolLimits `mapstructure:"tools" yaml:"tools"`
 }
 
 // FS bounds the file tools.
@@ -73,6 +85,18 @@ type HTTP struct {
 	MaxBodyBytes       int64         `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
 	MaxSessions        int           `mapstructure:"max_sessions" yaml:"max_sessions"`
 	SessionIdleTimeout time.Duration `mapstructure:"session_idle_timeout" yaml:"session_idle_timeout"`
+	// Identities are more bearer tokens, each named: limits are counted
+	// per identity, and the audit log shows the name.
+	Identities []HTTPIdentity `mapstructure:"identities" yaml:"identities"`
+}
+
+// HTTPIdentity is one named HTTP client. Its token is never a value here:
+// TokenEnv names the environment variable holding it, or TokenFile the
+// file.
+type HTTPIdentity struct {
+	Name      string `mapstructure:"name" yaml:"name"`
+	TokenEnv  string `mapstructure:"token_env" yaml:"token_env"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
 }
 
 // Graph configures the Neo4j task-graph tools. An empty URI leaves the

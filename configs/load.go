@@ -76,6 +76,9 @@ func Load(opts Options) (*Loaded, error) {
 	if err := v.Unmarshal(&cfg, strict); err != nil {
 		return nil, org.decodeError(err)
 	}
+	org.flagGrant = flagList(opts.Flags, "grant")
+	cfg.Capabilities.Grant = append(cfg.Capabilities.Grant, org.flagGrant...)
+	cfg.Capabilities.Deny = append(cfg.Capabilities.Deny, flagList(opts.Flags, "revoke")...)
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
 	org.flagAllow = opts.Allow
@@ -156,6 +159,9 @@ func bindFlags(v *viper.Viper, opts Options, org *origins) error {
 
 // origins remembers which source set each key, for error messages.
 type origins struct {
+	// flagGrant holds the capabilities --grant added.
+	flagGrant []string
+
 	file     string
 	fileKeys map[string]bool
 	flagKeys map[string]string

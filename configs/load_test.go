@@ -247,7 +247,7 @@ func TestLoadErrors(t *testing.T) {
 		want []string // substrings of the error
 	}{
 		{name: "unknown top-level key", file: "log:\n  level: info\nbogus: 1\n",
-			want: []string{"file.yaml:3: bogus: unknown key", "known here: workspace, policy"}},
+			want: []string{"file.yaml:3: bogus: unknown key", "known here: capabilities, workspace, policy"}},
 		{name: "unknown nested key", file: "limits:\n  max_calls_per_session: 5\n  bogus: 1\n",
 			want: []string{"file.yaml:3: limits.bogus: unknown key", "max_calls_per_session"}},
 		{name: "misspelt key", file: "polcy:\n  allow: [write_file]\n",

@@ -29,7 +29,7 @@ func (l *Loaded) validate() error {
 	for _, list := range []struct {
 		key   string
 		globs []string
-	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}} {
+	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}, {"policy.require_trust", c.Policy.RequireTrust}} {
 		for _, g := range list.globs {
 			if g == "" || !doublestar.ValidatePattern(g) {
 				add(list.key, "%q is not a valid tool-name glob", g)
@@ -40,8 +40,11 @@ func (l *Loaded) validate() error {
 	positive(add, "limits.max_output_bytes_per_session", c.Limits.MaxOutputBytesPerSession)
 	positive(add, "limits.max_output_bytes_per_call", int64(c.Limits.MaxOutputBytesPerCall))
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
+	c.Limits.validatePolicy(add)
+	c.Capabilities.validate(add)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
+	c.HTTP.validateIdentities(add)
 	c.Exec.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
@@ -162,6 +165,7 @@ func widenings(l *Loaded) []string {
 		}
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
+	out = append(out, policyWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	out = append(out, outputFilterWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {

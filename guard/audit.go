@@ -23,6 +23,8 @@ type Entry struct {
 	Seq        uint64  `json:"seq"`
 	Time       string  `json:"time"`
 	Session    string  `json:"session"`
+	Identity   string  `json:"identity,omitempty"` // keys limits, see Call.Identity
+	Trusted    bool    `json:"trusted,omitempty"`  // an operator call (toolwarden call --trusted)
 	Tool       string  `json:"tool"`
 	ArgsSHA256 string  `json:"args_sha256"`
 	Rule       string  `json:"rule"`

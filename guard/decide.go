@@ -27,11 +27,27 @@ type Call struct {
 	Args any
 	// Trusted is true only for operator calls, never for an LLM's.
 	Trusted bool
+	// Identity keys the limits: the authenticated HTTP identity, or the
+	// local client. Empty means Session.
+	Identity string
+	// ArgBytes is the size of the arguments' JSON, counted as bytes in.
+	ArgBytes int64
+}
+
+// key is what limits are counted under.
+func (c Call) key() string {
+	if c.Identity != "" {
+		return c.Identity
+	}
+	return c.Session
 }
 
 // ToolInfo is what the guard knows of a tool; the wiring layer builds it
 // from the tool registry, so guard imports no tool.
 type ToolInfo struct {
+	// Cost is what one call spends of limits.budget.
+	Cost int64
+
 	Name             string
 	RequiresTrust    bool
 	RequiresApproval bool
@@ -41,64 +57,117 @@ type ToolInfo struct {
 	PathArgs []string
 }
 
-// Limits bound a session.
-type Limits struct {
-	MaxCalls       int
-	MaxOutputBytes int64
-}
-
-// State is a session's usage so far.
-type State struct {
-	Calls       int
-	OutputBytes int64
-}
-
-// Decision is the guard's verdict, with the rule that decided it.
+// Decision is the guard's verdict, with the rule that decided it and the
+// trace of every check it passed on the way.
 type Decision struct {
 	Outcome Outcome
 	Rule    string
 	Err     *toolerr.Error
+	// Missing names what the call lacked: a capability, or a limit key.
+	Missing string
+	Trace   []Step
+	// note details a passed check in the trace.
+	note string
+}
+
+// Step is one check of a decision, for `toolwarden policy explain`.
+type Step struct {
+	Check   string  `json:"check"`
+	Outcome Outcome `json:"outcome"`
+	Rule    string  `json:"rule"`
+	Detail  string  `json:"detail,omitempty"`
+}
+
+// input is what a decision is made over.
+type input struct {
+	call   Call
+	tool   *ToolInfo
+	policy Policy
+	limits Limits
+	state  State
+	v      *Validator
+}
+
+// check is one step of Decide. It returns a decision whose Outcome is
+// Allow to pass the call on to the next step (its Rule says why), or the
+// decision that ends the call (Deny, NeedsApproval).
+type check struct {
+	name string
+	run  func(in *input) Decision
+}
+
+// checks are the guard's steps in the order of SPEC §4.
+var checks = []check{
+	{"tool", checkKnown},
+	{"policy", checkPolicy},
+	{"trust", checkTrust},
+	{"capabilities", checkCapabilities},
+	{"limits", checkLimits},
+	{"arguments", checkArguments},
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
-// allowlisted, trust, limits, arguments. It is pure, apart from the argument
-// validator's compiled schemas.
+// allowlisted, trust, capabilities, limits, arguments. It is pure, apart
+// from the argument validator's compiled schemas; the returned Trace lists
+// every check that ran, with its rule.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {
-	if tool == nil {
-		return deny("tool.known", toolerr.New(toolerr.DeniedNotAllowed, "Call tools/list to see the tools you may use.",
-			"tool %q does not exist", call.Tool))
+	in := &input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v}
+	trace := make([]Step, 0, len(checks))
+	for _, c := range checks {
+		d := c.run(in)
+		trace = append(trace, Step{Check: c.name, Outcome: d.Outcome, Rule: d.Rule, Detail: d.detail()})
+		if d.Outcome != Allow {
+			d.Trace = trace
+			return d
+		}
 	}
-	if ok, rule := policy.Match(call.Tool); !ok {
-		return deny(rule, toolerr.New(toolerr.DeniedNotAllowed,
-			"Use one of the tools listed by tools/list; the operator can allow this one in the config's policy.allow.",
-			"tool %q is not allowed by the policy (rule %s)", call.Tool, rule))
-	}
-	if tool.RequiresTrust && !call.Trusted {
-		return deny("trust.required", toolerr.New(toolerr.DeniedNotAllowed,
-			"This tool runs only from the operator's command line.",
-			"tool %q requires the trusted context and cannot be called by a model", call.Tool))
-	}
-	if d, denied := checkLimits(call, limits, state); denied {
-		return d
-	}
-	if err := v.Validate(call.Tool, call.Args); err != nil {
-		return deny(err.Rule, err)
-	}
-	return Decision{Outcome: Allow, Rule: "allowed"}
+	return Decision{Outcome: Allow, Rule: "allowed", Trace: trace}
 }
 
-func checkLimits(call Call, limits Limits, state State) (Decision, bool) {
-	if state.Calls >= limits.MaxCalls {
-		return deny("limits.max_calls_per_session", toolerr.New(toolerr.LimitExceeded,
-			"Start a new session, or ask the operator to raise limits.max_calls_per_session.",
-			"this session has made %d calls; the limit is %d", state.Calls, limits.MaxCalls)), true
+func pass(rule string) Decision { return Decision{Outcome: Allow, Rule: rule} }
+
+func (d Decision) detail() string {
+	if d.Err != nil {
+		return d.Err.Message
 	}
-	if state.OutputBytes >= limits.MaxOutputBytes {
-		return deny("limits.max_output_bytes_per_session", toolerr.New(toolerr.LimitExceeded,
-			"Start a new session, or ask the operator to raise limits.max_output_bytes_per_session.",
-			"this session has received %d bytes of tool output; the limit is %d", state.OutputBytes, limits.MaxOutputBytes)), true
+	return d.note
+}
+
+func checkKnown(in *input) Decision {
+	if in.tool == nil {
+		return deny("tool.known", toolerr.New(toolerr.DeniedNotAllowed, "Call tools/list to see the tools you may use.",
+			"tool %q does not exist", in.call.Tool))
 	}
-	return Decision{}, false
+	return pass("tool.known")
+}
+
+func checkPolicy(in *input) Decision {
+	ok, rule := in.policy.Match(in.call.Tool)
+	if !ok {
+		return deny(rule, toolerr.New(toolerr.DeniedNotAllowed,
+			"Use one of the tools listed by tools/list; the operator can allow this one in the config's policy.allow.",
+			"tool %q is not allowed by the policy (rule %s)", in.call.Tool, rule))
+	}
+	return pass(rule)
+}
+
+func checkTrust(in *input) Decision {
+	switch {
+	case !in.tool.RequiresTrust:
+		return pass("trust.not_required")
+	case in.call.Trusted:
+		return pass("trust.trusted_context")
+	}
+	return deny("trust.required", toolerr.New(toolerr.DeniedNotAllowed,
+		"This tool runs only from the operator's command line (toolwarden call --trusted).",
+		"tool %q requires the trusted context and cannot be called by a model", in.call.Tool))
+}
+
+func checkArguments(in *input) Decision {
+	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
+		return deny(err.Rule, err)
+	}
+	return pass("args.valid")
 }
 
 func deny(rule string, err *toolerr.Error) Decision {

@@ -18,6 +18,12 @@ type Auditor interface {
 
 // Config is the guard's configuration.
 type Config struct {
+	// Now is the clock of the rate limits; nil means time.Now.
+	Now func() time.Time
+	// RequireTrust are tool-name globs of more tools that only trusted
+	// calls may run (policy.require_trust).
+	RequireTrust []string
+
 	Policy         Policy
 	Limits         Limits
 	MaxOutputBytes int // per call
@@ -33,15 +39,24 @@ type Guard struct {
 	validator *Validator
 	audit     Auditor
 
+	// applied holds the per-tool limits of each known tool.
+	applied map[string][]ToolLimits
+
 	mu       sync.Mutex
-	sessions map[string]*State
+	sessions map[string]*usage
 }
 
 // New builds a guard over tools.
 func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
-	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*State{}}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
+	g.applied = map[string][]ToolLimits{}
 	for i := range tools {
 		g.tools[tools[i].Name] = &tools[i]
+		g.applied[tools[i].Name] = cfg.Limits.applies(tools[i].Name)
+		tools[i].RequiresTrust = tools[i].RequiresTrust || matchesAny(cfg.RequireTrust, tools[i].Name)
 	}
 	return g
 }
@@ -55,6 +70,19 @@ func (g *Guard) Allowed(name string) bool {
 
 // CallTimeout is the deadline each call runs under.
 func (g *Guard) CallTimeout() time.Duration { return g.cfg.CallTimeout }
+
+// CallTimeoutFor is the deadline a call of tool runs under: the shortest
+// of limits.call_timeout and every matching limits.tools timeout, with the
+// key that set it.
+func (g *Guard) CallTimeoutFor(tool string) (time.Duration, string) {
+	d, rule := g.cfg.CallTimeout, "limits.call_timeout"
+	for _, t := range g.applied[tool] {
+		if t.Timeout > 0 && t.Timeout < d {
+			d, rule = t.Timeout, "limits.tools."+t.Glob+".timeout"
+		}
+	}
+	return d, rule
+}
 
 // Ticket is an admitted call; Finish must be called with its result.
 type Ticket struct {
@@ -71,10 +99,13 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
-	st := g.session(call.Session)
-	d := Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, *st, g.validator)
-	if d.Outcome == Allow {
-		st.Calls++
+	u, now := g.session(call.key()), g.cfg.Now()
+	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
+	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
+	// A call that waits for approval is counted too: asking a human is
+	// not free, and a declined call must not be retried without limit.
+	if d.Outcome == Allow || d.Outcome == NeedsApproval {
+		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
 	if d.Outcome != Allow {
@@ -100,7 +131,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
 	res = keepMeta(res, filtered)
 	t.g.mu.Lock()
-	t.g.session(t.call.Session).OutputBytes += int64(size)
+	t.g.session(t.call.key()).chargeOutput(t.g.applied[t.call.Tool], int64(size))
 	t.g.mu.Unlock()
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
@@ -115,7 +146,7 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 
 func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code string, start time.Time) error {
 	err := g.audit.Append(Entry{
-		Session: call.Session, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
+		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 	})
 	if err != nil {
@@ -124,17 +155,33 @@ func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code str
 	return nil
 }
 
-// session returns the state of a session, creating it; g.mu must be held.
-func (g *Guard) session(id string) *State {
-	st, ok := g.sessions[id]
+// session returns the usage of an identity (or session), creating it;
+// g.mu must be held.
+func (g *Guard) session(id string) *usage {
+	u, ok := g.sessions[id]
 	if !ok {
-		st = &State{}
-		g.sessions[id] = st
+		u = newUsage(g.cfg.Limits)
+		g.sessions[id] = u
 	}
-	return st
+	return u
 }
 
-// EndSession forgets a session's counters.
+// Explain decides call exactly as Admit would, over the identity's usage
+// so far, but counts nothing, runs nothing and writes no audit line: it is
+// `toolwarden policy explain`.
+func (g *Guard) Explain(call Call) Decision {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, ok := g.sessions[call.key()]
+	if !ok {
+		u = newUsage(g.cfg.Limits)
+	}
+	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.applied[call.Tool], g.cfg.Now()), g.validator)
+}
+
+// EndSession forgets the counters kept under a session ID, those of calls
+// without an identity. Counters kept under an identity outlive its
+// sessions, so reconnecting does not reset limits.
 func (g *Guard) EndSession(id string) {
 	g.mu.Lock()
 	delete(g.sessions, id)

@@ -1,15 +1,17 @@
 // Package guard decides, for every tool call, whether it may run: allow and
-// deny lists, per-session limits, strict argument validation and path rules,
-// then caps the output and writes a hash-chained audit line.
+// deny lists, trust, capabilities, limits per identity and per tool, strict
+// argument validation and path rules, then caps the output and writes a
+// hash-chained audit line.
 //
 // The decision itself (Decide) is a pure function over plain data, so it can
-// be table-tested and fuzzed; Guard adds the state (session counters, audit
-// log) around it. The guard fails closed: if anything in it errors, the call
+// be table-tested and fuzzed; Guard adds the state (usage counters and rate
+// buckets per identity, audit log) around it. The guard fails closed: if anything in it errors, the call
 // is denied.
 package guard
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -19,6 +21,11 @@ import (
 type Policy struct {
 	Allow []string
 	Deny  []string
+	// Grants are the capabilities tools may use; Revoked ones are denied
+	// even when granted.
+	Grants, Revoked []Capability
+	// grantPrefix and revokedPrefix are the static prefixes of their scopes.
+	grantPrefix, revokedPrefix []string
 }
 
 // NewPolicy checks the globs and returns the policy.
@@ -34,15 +41,44 @@ func NewPolicy(allow, deny []string) (Policy, error) {
 // Match reports whether tool is allowed and names the deciding rule, such as
 // `deny:"write_*"`, `allow:"read_file"` or `default:not_allowlisted`.
 func (p Policy) Match(tool string) (bool, string) {
+	// NewPolicy validated the globs.
 	for _, g := range p.Deny {
-		if ok, _ := doublestar.Match(g, tool); ok {
+		if nameMatch(g, tool) {
 			return false, fmt.Sprintf("deny:%q", g)
 		}
 	}
 	for _, g := range p.Allow {
-		if ok, _ := doublestar.Match(g, tool); ok {
+		if nameMatch(g, tool) {
 			return true, fmt.Sprintf("allow:%q", g)
 		}
 	}
 	return false, "default:not_allowlisted"
+}
+
+// WithCapabilities returns p granting grant and denying revoke, both
+// lists of resource:verb:scope.
+func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
+	var err error
+	if p.Grants, err = ParseCapabilities(grant); err != nil {
+		return Policy{}, err
+	}
+	if p.Revoked, err = ParseCapabilities(revoke); err != nil {
+		return Policy{}, err
+	}
+	p.grantPrefix, p.revokedPrefix = prefixesOf(p.Grants), prefixesOf(p.Revoked)
+	return p, nil
+}
+
+// nameMatch matches a validated tool-name glob. A name can only match a
+// glob that it starts with the literal head of, which skips the glob
+// matcher for most globs of a long list.
+func nameMatch(glob, name string) bool {
+	head := glob
+	for i := 0; i < len(glob); i++ {
+		if c := glob[i]; c == '*' || c == '?' || c == '[' || c == '{' || c == '\\' {
+			head = glob[:i]
+			break
+		}
+	}
+	return strings.HasPrefix(name, head) && doublestar.MatchUnvalidated(glob, name)
 }

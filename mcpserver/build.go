@@ -63,6 +63,9 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
+	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, cfg.Capabilities.Deny); err != nil {
+		return nil, err
+	}
 	schemas := map[string]json.RawMessage{}
 	paths := map[string][]string{}
 	for _, t := range toolset {
@@ -80,7 +83,8 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	}
 	return guard.New(guard.Config{
 		Policy:         policy,
-		Limits:         guard.Limits{MaxCalls: cfg.Limits.MaxCallsPerSession, MaxOutputBytes: cfg.Limits.MaxOutputBytesPerSession},
+		RequireTrust:   cfg.Policy.RequireTrust,
+		Limits:         GuardLimits(cfg.Limits),
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
 		OutputFilter:   filter,

@@ -22,6 +22,9 @@ type HTTPOptions struct {
 	MaxBodyBytes   int64
 	MaxSessions    int
 	IdleTimeout    time.Duration
+	// Identities are more bearer tokens, each with the name its limits
+	// are counted under; Token's identity is TokenIdentity(Token).
+	Identities []Identity
 }
 
 // Paths served on the HTTP listener.
@@ -50,7 +53,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	mux.Handle(PathStreamable, limitSessions(sessions, streamable))
 	mux.Handle(PathSSE, sse.SSEHandler())
 	mux.Handle(PathMessage, sse.MessageHandler())
-	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.Token, capBody(opts.MaxBodyBytes, mux))))
+	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)
 		_ = streamable.Shutdown(ctx)
@@ -107,17 +110,34 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// requireToken checks the bearer token in constant time.
-func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+// identities are every accepted token with its identity.
+func (o HTTPOptions) identities() []Identity {
+	out := []Identity{{Name: TokenIdentity(o.Token), Token: o.Token}}
+	return append(out, o.Identities...)
+}
+
+// requireToken checks the bearer token in constant time against every
+// identity's, and passes the identity on in the request's context, so
+// that limits follow the identity across sessions.
+func requireToken(ids []Identity, next http.Handler) http.Handler {
+	wants := make([][]byte, len(ids))
+	for i, id := range ids {
+		wants[i] = []byte("Bearer " + id.Token)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
+		name := ""
+		for i, id := range ids {
+			if id.Token != "" && subtle.ConstantTimeCompare(got, wants[i]) == 1 {
+				name = id.Name
+			}
+		}
+		if name == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolwarden"`)
 			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), name)))
 	})
 }
 

@@ -19,13 +19,10 @@ import (
 // result always goes back through the guard's output cap and audit.
 func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx)}
-		args, raw, err := decodeArgs(req)
-		if err != nil {
-			return toolerr.Result(toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
-				"arguments are not a JSON object: %v", err).WithRule("args.json")), nil
+		call, raw, bad := newCall(ctx, req)
+		if bad != nil {
+			return toolerr.Result(bad), nil
 		}
-		call.Args = args
 		ticket, denial := s.guard.Admit(call)
 		if denial != nil {
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
@@ -39,10 +36,25 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 	}
 }
 
+// newCall builds the guard's view of a call: who makes it (the session,
+// the identity limits are counted under, whether it is a trusted operator
+// call) and its arguments, with the JSON they came from.
+func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.RawMessage, *toolerr.Error) {
+	call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx), Identity: identityOf(ctx), Trusted: isTrusted(ctx)}
+	args, raw, err := decodeArgs(req)
+	if err != nil {
+		return call, nil, toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",
+			"arguments are not a JSON object: %v", err).WithRule("args.json")
+	}
+	call.Args, call.ArgBytes = args, int64(len(raw))
+	return call, raw, nil
+}
+
 // runWithDeadline runs the handler under the call timeout and returns when
 // the deadline passes even if the handler has not noticed it yet.
 func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandlerFunc, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, g.CallTimeout())
+	timeout, rule := g.CallTimeoutFor(req.Params.Name)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type outcome struct {
 		res *mcp.CallToolResult
@@ -58,8 +70,8 @@ func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandle
 		return o.res, o.err
 	case <-ctx.Done():
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise limits.call_timeout.",
-				"the call did not finish within limits.call_timeout (%s)", g.CallTimeout()).WithRule("limits.call_timeout")
+			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
+				"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
 		}
 		return nil, toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
 	}
@@ -93,9 +105,10 @@ func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
 
-// sessionID names the call's session for limits and the audit log. HTTP
-// session IDs are credentials, so only a digest of them is used; calls of
-// the stateless 2026 protocol have no session and share "anonymous".
+// sessionID names the call's session for the audit log. HTTP session IDs
+// are credentials, so only a digest of them is used; calls of the
+// stateless 2026 protocol have no session and share "anonymous" (limits
+// are counted per identity, not per session).
 func sessionID(ctx context.Context) string {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {

@@ -59,7 +59,7 @@ func (s *Server) hideDisallowed(_ context.Context, _ any, _ *mcp.ListToolsReques
 	}
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {
-		if s.guard.Allowed(t.Name) {
+		if s.guard.Advertised(t.Name) {
 			kept = append(kept, t)
 		}
 	}
@@ -73,10 +73,11 @@ func GuardInfo(toolset []tools.Tool) []guard.ToolInfo {
 		out = append(out, guard.ToolInfo{
 			Name: t.Tool.Name, RequiresTrust: t.Meta.RequiresTrust, RequiresApproval: t.Meta.RequiresApproval,
 			HighRisk: t.Meta.HighRisk, Capabilities: t.Meta.Capabilities, PathArgs: t.Meta.PathArgs,
+			Cost: t.Meta.Cost,
 		})
 	}
 	return out
 }
 
 // Allowed reports whether the policy advertises the named tool.
-func (s *Server) Allowed(name string) bool { return s.guard.Allowed(name) }
+func (s *Server) Allowed(name string) bool { return s.guard.Advertised(name) }

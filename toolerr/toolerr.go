@@ -19,6 +19,7 @@ type Code string
 // The codes toolwarden returns. Their strings are part of the public contract.
 const (
 	DeniedNotAllowed     Code = "denied.not_allowed"
+	DeniedCapability     Code = "denied.capability"
 	InvalidArgument      Code = "invalid_argument"
 	InvalidSchema        Code = "invalid_argument.schema"
 	PathOutsideWorkspace Code = "invalid_argument.path_outside_workspace"
@@ -32,6 +33,8 @@ const (
 	TooLarge             Code = "limit.too_large"
 	LimitExceeded        Code = "limit.exceeded"
 	Timeout              Code = "limit.timeout"
+	RateLimited          Code = "limit.rate"
+	BudgetExceeded       Code = "limit.budget"
 	Canceled             Code = "canceled"
 	// Sandboxed execution.
 	InvalidInterpreter Code = "invalid_argument.interpreter"

@@ -19,6 +19,8 @@ import (
 type Meta struct {
 	// Toolset groups tools by domain: "fs", "exec", "graph", ...
 	Toolset string
+	// Cost is what one call spends of limits.budget (config can override).
+	Cost int64
 	// Capabilities the tool needs, as resource:verb:scope.
 	Capabilities     []string
 	RequiresApproval bool

@@ -23,7 +23,7 @@ func main() {
 	defer stop()
 	if err := newRootCmd().ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "toolwarden:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -35,6 +35,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newCallCmd(), newPolicyCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
 	root.AddCommand(newGeminiCmd())
 	return root

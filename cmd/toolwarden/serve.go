@@ -59,6 +59,10 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	if err != nil {
 		return err
 	}
+	ids, err := mcpserver.ResolveIdentities(cfg.HTTP.Identities)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.HTTP.Addr)
 	if err != nil {
 		return err
@@ -71,6 +75,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
 		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
+		Identities: ids,
 	})
 }
 

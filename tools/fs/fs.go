@@ -34,11 +34,30 @@ func (s *Set) Tools() []tools.Tool {
 	}
 }
 
-var readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:**"}, PathArgs: []string{"path"}}
+// The fs tools need fs:read or fs:write on the very paths of each call:
+// "{path}" is filled from the argument, "{path}/**" is the subtree a walk
+// reads.
+var (
+	readMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:{path}"}, PathArgs: []string{"path"}}
+	treeMeta = tools.Meta{Toolset: "fs", Capabilities: []string{"fs:read:{path}/**"}, PathArgs: []string{"path"}}
+)
 
+// writeMeta needs fs:write on every path argument.
 func writeMeta(highRisk bool, pathArgs ...string) tools.Meta {
-	return tools.Meta{Toolset: "fs", Capabilities: []string{"fs:write:**"}, RequiresApproval: true,
-		HighRisk: highRisk, PathArgs: pathArgs}
+	m := tools.Meta{Toolset: "fs", RequiresApproval: true, HighRisk: highRisk, PathArgs: pathArgs}
+	for _, a := range pathArgs {
+		m.Capabilities = append(m.Capabilities, "fs:write:{"+a+"}")
+	}
+	return m
+}
+
+// subtree widens m's needs to whole subtrees, for a call that may act on
+// a directory and everything in it (move_file).
+func subtree(m tools.Meta) tools.Meta {
+	for i := range m.Capabilities {
+		m.Capabilities[i] += "/**"
+	}
+	return m
 }
 
 // orRoot returns p, or "." when it is empty.

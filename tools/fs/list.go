@@ -76,7 +76,7 @@ Example: {"path": ".", "max_depth": 2}`
 
 func (s *Set) directoryTree() tools.Tool {
 	return tools.New("directory_tree", directoryTreeDesc,
-		tools.Annotations{Title: "Directory tree", ReadOnly: true, Idempotent: true}, readMeta,
+		tools.Annotations{Title: "Directory tree", ReadOnly: true, Idempotent: true}, treeMeta,
 		func(ctx context.Context, in TreeIn) (ListOut, error) {
 			depth := in.MaxDepth
 			if depth <= 0 || depth > s.limits.MaxTreeDepth {

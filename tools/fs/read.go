@@ -203,6 +203,7 @@ Example: {"paths": ["go.mod", "cmd/main.go"]}`
 func (s *Set) readMultipleFiles() tools.Tool {
 	meta := readMeta
 	meta.PathArgs = []string{"paths"}
+	meta.Capabilities = []string{"fs:read:{paths}"}
 	return tools.New("read_multiple_files", readMultipleDesc,
 		tools.Annotations{Title: "Read multiple files", ReadOnly: true, Idempotent: true}, meta,
 		func(ctx context.Context, in ReadMultipleIn) (ReadMultipleOut, error) {

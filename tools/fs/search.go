@@ -49,7 +49,7 @@ Example: {"path": ".", "pattern": "**/*_test.go"}`
 
 func (s *Set) searchFiles() tools.Tool {
 	return tools.New("search_files", searchFilesDesc,
-		tools.Annotations{Title: "Search files by name", ReadOnly: true, Idempotent: true}, readMeta,
+		tools.Annotations{Title: "Search files by name", ReadOnly: true, Idempotent: true}, treeMeta,
 		func(ctx context.Context, in SearchIn) (SearchOut, error) {
 			rel, err := s.dir(orRoot(in.Path))
 			if err != nil {
@@ -143,7 +143,7 @@ Example: {"path": "src", "pattern": "TODO", "include": "**/*.go"}`
 
 func (s *Set) grepFiles() tools.Tool {
 	return tools.New("grep_files", grepFilesDesc,
-		tools.Annotations{Title: "Search file contents", ReadOnly: true, Idempotent: true}, readMeta,
+		tools.Annotations{Title: "Search file contents", ReadOnly: true, Idempotent: true}, treeMeta,
 		func(ctx context.Context, in GrepIn) (GrepOut, error) {
 			re, err := compileGrep(in)
 			if err != nil {

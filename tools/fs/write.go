@@ -156,7 +156,7 @@ Example: {"source": "draft.md", "destination": "docs/final.md"}`
 func (s *Set) moveFile() tools.Tool {
 	return tools.New("move_file", moveFileDesc,
 		tools.Annotations{Title: "Move file", Destructive: true},
-		writeMeta(false, "source", "destination"),
+		subtree(writeMeta(false, "source", "destination")),
 		func(ctx context.Context, in MoveIn) (MoveOut, error) {
 			src, err := sandbox.CleanPath(in.Source)
 			if err != nil {

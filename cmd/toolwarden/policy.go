@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+)
+
+func newPolicyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "policy", Short: "Inspect the policy"}
+	f := &configFlags{policy: true}
+	var asJSON, trusted bool
+	explain := &cobra.Command{
+		Use:   "explain TOOL [ARGS_JSON]",
+		Short: "Say whether a call would be allowed, and by which rules, without running it",
+		Long: `Decide a call with the effective config exactly as serve's guard would (the
+same decision code: tool, policy, trust, capabilities, limits, arguments),
+without running it, counting it against limits or writing an audit line.
+Print the outcome, every rule applied in order, and what was missing.
+Exit status: 0 allowed, 2 denied, 3 needs approval, 1 could not decide.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := argsJSON(args)
+			if err != nil {
+				return err
+			}
+			l, err := f.load(cmd)
+			if err != nil {
+				return err
+			}
+			b, err := mcpserver.Build(cmd.Context(), l.Config, guard.Discard{}, version, newLogger("error"))
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			d := b.Explain(cmd.Context(), args[0], raw, trusted)
+			if asJSON {
+				err = printJSON(explanationOf(args[0], d))
+			} else {
+				printExplanation(os.Stdout, args[0], d)
+			}
+			if err != nil {
+				return err
+			}
+			return outcomeStatus(d)
+		},
+	}
+	f.register(explain)
+	explain.Flags().BoolVar(&asJSON, "json", false, "print the decision as JSON")
+	explain.Flags().BoolVar(&trusted, "trusted", false, "decide as for toolwarden call --trusted")
+	cmd.AddCommand(explain)
+	return cmd
+}
+
+// explanation is the --json form of a decision.
+type explanation struct {
+	Tool    string        `json:"tool"`
+	Outcome guard.Outcome `json:"outcome"`
+	Rule    string        `json:"rule"`
+	Code    string        `json:"code,omitempty"`
+	Message string        `json:"message,omitempty"`
+	Hint    string        `json:"hint,omitempty"`
+	Missing string        `json:"missing,omitempty"`
+	Trace   []guard.Step  `json:"trace"`
+}
+
+func explanationOf(tool string, d guard.Decision) explanation {
+	e := explanation{Tool: tool, Outcome: d.Outcome, Rule: d.Rule, Missing: d.Missing, Trace: d.Trace}
+	if d.Err != nil {
+		e.Code, e.Message, e.Hint = string(d.Err.Code), d.Err.Message, d.Err.Hint
+	}
+	return e
+}
+
+func printExplanation(w io.Writer, tool string, d guard.Decision) {
+	fmt.Fprintf(w, "%s: %s (rule %s)\n", tool, d.Outcome, d.Rule)
+	for i, s := range d.Trace {
+		fmt.Fprintf(w, "  %d. %-13s %-15s %s", i+1, s.Check, s.Outcome, s.Rule)
+		if s.Detail != "" {
+			fmt.Fprintf(w, " — %s", s.Detail)
+		}
+		fmt.Fprintln(w)
+	}
+	if d.Missing != "" {
+		fmt.Fprintf(w, "missing: %s\n", d.Missing)
+	}
+	if d.Err != nil {
+		fmt.Fprintf(w, "code: %s\nhint: %s\n", d.Err.Code, d.Err.Hint)
+	}
+}
+
+// outcomeStatus turns a decision into the command's exit status.
+func outcomeStatus(d guard.Decision) error {
+	switch d.Outcome {
+	case guard.Allow:
+		return nil
+	case guard.NeedsApproval:
+		return &exitError{exitNeedsApproval, "the call needs approval (rule " + d.Rule + ")"}
+	}
+	return &exitError{exitDenied, "the call would be denied (rule " + d.Rule + ")"}
+}

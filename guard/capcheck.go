@@ -1,0 +1,82 @@
+package guard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// checkCapabilities denies a call that needs a capability the policy
+// revokes or does not grant; the denial names the capability.
+func checkCapabilities(in *input) Decision {
+	needs, err := Needs(in.tool, in.call.Args)
+	if err != nil {
+		return deny(err.Rule, err)
+	}
+	p := in.policy
+	for _, n := range needs {
+		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
+			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
+			return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
+		}
+		if firstCovering(p.Grants, p.grantPrefix, n, Covers) < 0 {
+			return capDeny("capabilities.missing", n, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
+		}
+	}
+	if len(needs) == 0 {
+		return pass("capabilities.none_needed")
+	}
+	d := pass("capabilities.granted")
+	d.note = "needs " + joinCaps(needs)
+	return d
+}
+
+// firstCovering returns the index of the first of caps that covers need,
+// or -1. prefixes, when given, hold the static prefix of each scope: a
+// path pattern can only match a path under its prefix, which saves most
+// glob matches in a long list.
+func firstCovering(caps []Capability, prefixes []string, need Capability, covers func(Capability, Capability) bool) int {
+	filter := len(prefixes) == len(caps) && !hasMeta(need.Scope) && need.Resource != "net"
+	for i, c := range caps {
+		if c.Resource != need.Resource || c.Verb != need.Verb {
+			continue
+		}
+		if filter && !under(need.Scope, prefixes[i]) {
+			continue
+		}
+		if covers(c, need) {
+			return i
+		}
+	}
+	return -1
+}
+
+// under reports whether path is dir or inside it ("" is the root).
+func under(path, dir string) bool {
+	return dir == "" || path == dir || len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
+}
+
+func prefixesOf(caps []Capability) []string {
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		out[i] = staticPrefix(c.Scope)
+	}
+	return out
+}
+
+func capDeny(rule string, need Capability, format string, args ...any) Decision {
+	d := deny(rule, toolerr.New(toolerr.DeniedCapability,
+		"Stay within the paths and resources you were granted; the operator grants capabilities in the config's capabilities.grant.",
+		format, args...))
+	d.Missing = need.String()
+	return d
+}
+
+func joinCaps(cs []Capability) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, " ")
+}

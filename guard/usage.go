@@ -1,0 +1,87 @@
+package guard
+
+import (
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// usage is what one identity has used: the counters Decide reads, and
+// the token buckets behind its rate limits.
+type usage struct {
+	State
+	rate  *rate.Limiter
+	tools map[string]*toolUsage
+}
+
+type toolUsage struct {
+	ToolState
+	rate *rate.Limiter
+}
+
+func newUsage(l Limits) *usage {
+	u := &usage{tools: map[string]*toolUsage{}}
+	if l.RatePerMinute > 0 {
+		u.rate = newBucket(l.RatePerMinute, l.Burst)
+	}
+	for _, t := range l.Tools {
+		tu := &toolUsage{}
+		if t.RatePerMinute > 0 {
+			tu.rate = newBucket(t.RatePerMinute, t.Burst)
+		}
+		u.tools[t.Glob] = tu
+	}
+	return u
+}
+
+func newBucket(perMinute float64, b int) *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(perMinute/60), burst(perMinute, b))
+}
+
+// snapshot is the usage as Decide sees it for a call at now, under the
+// per-tool limits that apply to its tool.
+func (u *usage) snapshot(applied []ToolLimits, now time.Time) State {
+	st := u.State
+	st.Tools = nil
+	if u.rate != nil {
+		st.Tokens = u.rate.TokensAt(now)
+	}
+	for _, t := range applied {
+		tu := u.tools[t.Glob]
+		ts := tu.ToolState
+		if tu.rate != nil {
+			ts.Tokens = tu.rate.TokensAt(now)
+		}
+		if st.Tools == nil {
+			st.Tools = map[string]ToolState{}
+		}
+		st.Tools[t.Glob] = ts
+	}
+	return st
+}
+
+// charge counts an admitted call.
+func (u *usage) charge(applied []ToolLimits, call Call, cost int64, now time.Time) {
+	u.Calls++
+	u.BytesIn += call.ArgBytes
+	u.Spent += cost
+	if u.rate != nil {
+		u.rate.AllowN(now, 1)
+	}
+	for _, t := range applied {
+		tu := u.tools[t.Glob]
+		tu.Calls++
+		tu.BytesIn += call.ArgBytes
+		if tu.rate != nil {
+			tu.rate.AllowN(now, 1)
+		}
+	}
+}
+
+// chargeOutput counts the bytes a call returned.
+func (u *usage) chargeOutput(applied []ToolLimits, n int64) {
+	u.OutputBytes += n
+	for _, t := range applied {
+		u.tools[t.Glob].BytesOut += n
+	}
+}
