@@ -3,7 +3,6 @@ package guard
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
@@ -51,13 +50,7 @@ func keepMeta(capped, filtered *mcp.CallToolResult) *mcp.CallToolResult {
 // recordFinished writes a finished call's audit line, with the number of
 // secrets the output filter redacted.
 func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactions int) error {
-	err := g.audit.Append(Entry{
-		Session: t.call.Session, Tool: t.call.Tool, ArgsSHA256: t.digest, Rule: "allowed",
-		Outcome: outcome, Code: code, DurationMS: float64(time.Since(t.start).Microseconds()) / 1000,
-		Redactions: redactions,
-	})
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
-	}
-	return nil
+	e := entry(t.call, t.digest, "allowed", outcome, code, t.start)
+	e.Redactions = redactions
+	return g.append(e)
 }

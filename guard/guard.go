@@ -145,11 +145,19 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 }
 
 func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code string, start time.Time) error {
-	err := g.audit.Append(Entry{
+	return g.append(entry(call, digest, rule, outcome, code, start))
+}
+
+// entry is the audit line of a decision or an ended call.
+func entry(call Call, digest, rule string, outcome Outcome, code string, start time.Time) Entry {
+	return Entry{
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
-	})
-	if err != nil {
+	}
+}
+
+func (g *Guard) append(e Entry) error {
+	if err := g.audit.Append(e); err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
