@@ -26,6 +26,7 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+	Approval  Approval  `mapstructure:"approval" yaml:"approval"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

@@ -45,6 +45,7 @@ func (l *Loaded) validate() error {
 	c.Exec.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
+	c.Approval.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -175,5 +176,6 @@ func widenings(l *Loaded) []string {
 	for _, o := range c.AllowedOrigins {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
+	out = append(out, approvalWidenings(l)...)
 	return append(out, execWidenings(l, def.Exec)...)
 }

@@ -39,6 +39,11 @@ type ToolInfo struct {
 	Capabilities     []string
 	// PathArgs names the arguments that hold workspace paths.
 	PathArgs []string
+	// Approval is the tool's approval mode, resolved at build time from
+	// RequiresApproval and the config (ResolveApproval); ApprovalRule
+	// names the rule that set it.
+	Approval     ApprovalMode
+	ApprovalRule string
 }
 
 // Limits bound a session.
@@ -61,7 +66,7 @@ type Decision struct {
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
-// allowlisted, trust, limits, arguments. It is pure, apart from the argument
+// allowlisted, trust, limits, arguments, approval. It is pure, apart from the argument
 // validator's compiled schemas.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {
 	if tool == nil {
@@ -83,6 +88,9 @@ func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State
 	}
 	if err := v.Validate(call.Tool, call.Args); err != nil {
 		return deny(err.Rule, err)
+	}
+	if d, stop := checkApproval(call, tool); stop {
+		return d
 	}
 	return Decision{Outcome: Allow, Rule: "allowed"}
 }

@@ -50,6 +50,10 @@ const (
 	InvalidEnum   Code = "invalid_argument.enum"
 	Cycle         Code = "conflict.cycle"
 	Conflict      Code = "conflict"
+	// Human approval (MCP elicitation).
+	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
+	DeniedApprovalDeclined    Code = "denied.approval_declined"
+	DeniedApprovalTimeout     Code = "denied.approval_timeout"
 )
 
 // Error is an error the model can act on.
