@@ -149,3 +149,12 @@ func (t *Ticket) Decline(e *toolerr.Error) *toolerr.Error {
 	_ = t.g.record(t.call, t.digest, e.Rule, Declined, string(e.Code), t.start)
 	return e
 }
+
+// ApprovalOf returns a known tool's approval mode and the rule that set it.
+func (g *Guard) ApprovalOf(tool string) (ApprovalMode, string, bool) {
+	t, ok := g.tools[tool]
+	if !ok {
+		return "", "", false
+	}
+	return t.mode(), t.ApprovalRule, true
+}
