@@ -48,14 +48,6 @@ func (m ApprovalMode) rank() int {
 	return 2
 }
 
-// Stricter returns the more restrictive of a and b.
-func Stricter(a, b ApprovalMode) ApprovalMode {
-	if b.rank() > a.rank() {
-		return b
-	}
-	return a
-}
-
 // ResolveApproval gives a tool's approval mode and the rule that set it.
 // Without a matching rule, a tool that requires approval elicits and any
 // other runs (rule "approval.default"). Where rules match, the most
