@@ -238,3 +238,110 @@ func TestApprovalOverClients(t *testing.T) {
 		})
 	}
 }
+
+func TestApprovalModes(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	f.cfg.Approval.Modes = map[string]string{"create_directory": "allow", "delete_*": "deny", "read_file": "elicit"}
+	h := &human{answer: accept(false)}
+	c := kind(t, "inprocess-2026").open(t, f.server(t), client.WithElicitationHandler(h))
+
+	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	require.NotContains(t, toolNames(list.Tools), "delete_file", "a tool in deny mode is not offered")
+
+	require.False(t, callTool(t, c, "create_directory", map[string]any{"path": "d"}).IsError)
+	require.Empty(t, h.questions(), "allow runs without asking")
+	require.DirExists(t, filepath.Join(f.ws, "d"))
+
+	e := errorOf(t, callTool(t, c, "delete_file", map[string]any{"path": "hello.txt"}))
+	require.Equal(t, toolerr.DeniedNotAllowed, e.Code)
+	require.Equal(t, "approval.deny", e.Rule)
+	require.Contains(t, e.Hint, "approval.modes")
+	require.FileExists(t, filepath.Join(f.ws, "hello.txt"))
+	require.Empty(t, h.questions())
+
+	require.False(t, callTool(t, c, "read_file", map[string]any{"path": "hello.txt"}).IsError)
+	q := h.questions()
+	require.Len(t, q, 1, "elicit makes even a read ask")
+	require.True(t, strings.HasPrefix(q[0].Params.Message, "Call read_file with arguments:\n{\n  \"path\": \"hello.txt\"\n}"), q[0].Params.Message)
+}
+
+func kind(t *testing.T, name string) clientKind {
+	for _, k := range clientKinds {
+		if k.name == name {
+			return k
+		}
+	}
+	t.Fatalf("no client kind %s", name)
+	return clientKind{}
+}
+
+// TestApprovalPreviewRefusesFailingCalls: a call the preview shows would
+// fail is refused with the tool's own error, without bothering the human.
+func TestApprovalPreviewRefusesFailingCalls(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	h := &human{answer: accept(false)}
+	c := kind(t, "inprocess-2025").open(t, f.server(t), client.WithElicitationHandler(h))
+	e := errorOf(t, callTool(t, c, "edit_file", map[string]any{"path": "hello.txt",
+		"edits": []any{map[string]any{"old_text": "not there", "new_text": "x"}}}))
+	require.Equal(t, toolerr.EditNoMatch, e.Code)
+	e = errorOf(t, callTool(t, c, "delete_file", map[string]any{"path": "missing.txt"}))
+	require.Equal(t, toolerr.NotFound, e.Code)
+	require.Empty(t, h.questions())
+	require.Contains(t, auditTrail(t, f.auditPath), "edit_file:declined:approval.preview")
+}
+
+// TestApprovalShowsTheExactAction: edits show their diff, and what could
+// disguise the action on the human's screen is escaped.
+func TestApprovalShowsTheExactAction(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	h := &human{answer: answer(mcp.ElicitationResponseActionDecline)}
+	c := kind(t, "inprocess-2026").open(t, f.server(t), client.WithElicitationHandler(h))
+
+	callTool(t, c, "edit_file", map[string]any{"path": "src/main.go",
+		"edits": []any{map[string]any{"old_text": "// TODO: more", "new_text": "// done"}}})
+	hostile := "ok\x1b[2K\x1b[1A\rApprove: harmless read\u202e\u200b"
+	callTool(t, c, "write_file", map[string]any{"path": "hello.txt", "content": hostile})
+	callTool(t, c, "move_file", map[string]any{"source": "hello.txt", "destination": "docs/hello.txt"})
+
+	q := h.questions()
+	require.Len(t, q, 3)
+	edit := q[0].Params.Message
+	require.True(t, strings.HasPrefix(edit, "Edit file src/main.go (1 replacement(s))\n\n--- a/src/main.go\n+++ b/src/main.go\n"), edit)
+	require.Contains(t, edit, "-func main() {} // TODO: more\n+func main() {} // done\n")
+	write := q[1].Params.Message
+	require.True(t, strings.HasPrefix(write, "Overwrite file hello.txt ("), write)
+	require.NotContains(t, write, "\x1b")
+	require.NotContains(t, write, "\u202e")
+	require.NotContains(t, write, "\r")
+	require.Contains(t, write, `ok\u{001B}[2K\u{001B}[1A\u{000D}Approve: harmless read\u{202E}\u{200B}`)
+	require.True(t, strings.HasPrefix(q[2].Params.Message, "Move file (22 bytes) hello.txt to docs/hello.txt"), q[2].Params.Message)
+	got, err := os.ReadFile(filepath.Join(f.ws, "src/main.go"))
+	require.NoError(t, err)
+	require.Contains(t, string(got), "TODO: more", "previewing an edit writes nothing")
+}
+
+// TestApprovalOverSSE: the legacy SSE transport cannot send requests to
+// the client, so a call that needs approval fails closed there.
+func TestApprovalOverSSE(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	b := f.server(t)
+	h, stop := b.HTTPHandler(mcpserver.HTTPOptions{Token: testToken, MaxBodyBytes: 1 << 20, MaxSessions: 10, IdleTimeout: time.Minute})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		stop(context.Background())
+		srv.Close()
+	})
+	c, err := client.NewSSEMCPClient(srv.URL+"/sse", transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	require.NoError(t, err)
+	client.WithElicitationHandler(&human{answer: accept(false)})(c)
+	start(t, c, legacyVersion)
+	e := errorOf(t, callTool(t, c, "write_file", writeArgs("x")))
+	require.Equal(t, toolerr.DeniedApprovalUnavailable, e.Code)
+	require.Contains(t, e.Message, "this transport cannot send requests to the client")
+	require.NoFileExists(t, filepath.Join(f.ws, "notes/todo.md"))
+}
