@@ -266,7 +266,6 @@ func logApprovalWidenings(log *slog.Logger, g *guard.Guard, toolset []tools.Tool
 	}
 }
 
-
 // ApprovalOf returns a tool's approval mode and the rule that set it.
 func (s *Server) ApprovalOf(tool string) (guard.ApprovalMode, string) {
 	mode, rule, _ := s.guard.ApprovalOf(tool)
