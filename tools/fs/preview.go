@@ -17,6 +17,10 @@ import (
 // The previews describe a write for the human who approves it: the action
 // first, then the exact change as a unified diff. They only read.
 
+// maxDiffBytes bounds what a write preview diffs; the human sees at most
+// the head of a longer message anyway.
+const maxDiffBytes = 1 << 20
+
 // withPreviews sets the approval previews of the write tools.
 func (s *Set) withPreviews(ts []tools.Tool) []tools.Tool {
 	previews := map[string]tools.Preview{
@@ -53,6 +57,9 @@ func (s *Set) previewWrite(_ context.Context, in WriteFileIn) (string, error) {
 	case truncated || !isText(old):
 		return fmt.Sprintf("Replace binary or large file %s (%d bytes) with %d bytes of text:\n\n%s",
 			rel, len(old), len(in.Content), in.Content), nil
+	case len(old)+len(in.Content) > maxDiffBytes:
+		return fmt.Sprintf("Overwrite file %s (%d bytes, was %d bytes; too large to diff) with:\n\n%s",
+			rel, len(in.Content), len(old), in.Content), nil
 	}
 	return fmt.Sprintf("Overwrite file %s (%d bytes, was %d bytes)\n\n%s", rel, len(in.Content), len(old),
 		udiff.Unified("a/"+rel, "b/"+rel, string(old), in.Content)), nil
