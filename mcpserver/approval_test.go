@@ -235,6 +235,16 @@ func TestApprovalOverClients(t *testing.T) {
 				require.Contains(t, e.Hint, "--approval")
 				require.NoFileExists(t, filepath.Join(f.ws, "notes/todo.md"))
 			})
+			t.Run("client with URL elicitation only", func(t *testing.T) {
+				f := newFixture(t)
+				withApproval(f, time.Minute)
+				h := &human{answer: accept(false)}
+				c := kind.open(t, f.server(t), client.WithElicitationHandler(h), client.WithClientCapabilities(
+					mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &struct{}{}}}))
+				e := errorOf(t, callTool(t, c, "write_file", writeArgs("x")))
+				require.Equal(t, toolerr.DeniedApprovalUnavailable, e.Code, "the question is a form")
+				require.Empty(t, h.questions())
+			})
 		})
 	}
 }
