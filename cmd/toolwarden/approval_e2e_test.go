@@ -58,7 +58,10 @@ func (p *person) asked() int {
 // stdioClient starts `toolwarden serve` with args and connects with version.
 func stdioClient(t *testing.T, env []string, version string, h client.ElicitationHandler, args ...string) *client.Client {
 	t.Helper()
-	var opts []client.ClientOption
+	// The server probes the sandbox at start, which can take longer than
+	// the default server/discover probe on a loaded machine; the client
+	// would then fall back to the older protocol.
+	opts := []client.ClientOption{client.WithDiscoverTimeout(30 * time.Second)}
 	if h != nil {
 		opts = append(opts, client.WithElicitationHandler(h))
 	}
@@ -104,7 +107,7 @@ func readWS(ws, rel string) string {
 
 // approvalScenario runs the approval checks through one client: accepted,
 // declined, timed out, identical calls, changed arguments. The server's
-// approval timeout is one second.
+// approval timeout is two seconds; the late answer comes after four.
 func approvalScenario(t *testing.T, c *client.Client, p *person, ws string, remembers bool) {
 	p.set(mcp.ElicitationResponseActionAccept, false, 0)
 	require.Empty(t, write(t, c, "out/ok.txt", "approved\n"))
@@ -115,7 +118,7 @@ func approvalScenario(t *testing.T, c *client.Client, p *person, ws string, reme
 	require.Equal(t, "denied.approval_declined", write(t, c, "out/no.txt", "declined\n"))
 	require.Equal(t, "<missing>", readWS(ws, "out/no.txt"))
 
-	p.set(mcp.ElicitationResponseActionAccept, false, 2*time.Second)
+	p.set(mcp.ElicitationResponseActionAccept, false, 4*time.Second)
 	require.Equal(t, "denied.approval_timeout", write(t, c, "out/late.txt", "late\n"))
 	require.Equal(t, "<missing>", readWS(ws, "out/late.txt"))
 
@@ -151,7 +154,7 @@ func TestApprovalStdioBinary(t *testing.T) {
 	for _, version := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
 		t.Run(version, func(t *testing.T) {
 			ws, env := workspace(t)
-			env = append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=1s")
+			env = append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=2s")
 			p := &person{}
 			c := stdioClient(t, env, version, p, "--workspace", ws)
 			approvalScenario(t, c, p, ws, true)
@@ -180,7 +183,7 @@ func TestApprovalHTTPBinary(t *testing.T) {
 	for _, version := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
 		t.Run(version, func(t *testing.T) {
 			ws, env := workspace(t)
-			base := startHTTP(t, ws, append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=1s"))
+			base := startHTTP(t, ws, append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=2s"))
 			open := func(h client.ElicitationHandler) *client.Client {
 				tr, err := transport.NewStreamableHTTP(base+"/mcp",
 					transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer e2e-token-0123456789"}))
@@ -248,7 +251,7 @@ func TestApprovalPythonClient(t *testing.T) {
 	script, err := filepath.Abs("../../scripts/pyclient/approval_check.py")
 	require.NoError(t, err)
 	ws, env := workspace(t)
-	env = append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=1s")
+	env = append(env, "TOOLWARDEN_APPROVAL_TIMEOUT=2s")
 	run := func(args ...string) map[string]any {
 		cmd := exec.Command(py, append([]string{script}, args...)...)
 		cmd.Env = env

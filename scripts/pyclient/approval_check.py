@@ -6,8 +6,8 @@ Usage:
   approval_check.py http  --url http://127.0.0.1:PORT/mcp --token TOKEN --workspace DIR [--mode ...]
 
 The server must run with the default approval policy (write_file asks) and an
-approval timeout of about one second (TOOLWARDEN_APPROVAL_TIMEOUT=1s): the
-timeout check answers after 2.5 s. `--mode legacy` uses the initialize
+approval timeout of two seconds (TOOLWARDEN_APPROVAL_TIMEOUT=2s): the
+timeout check answers after 4 s. `--mode legacy` uses the initialize
 handshake (elicitation/create requests); a version such as 2026-07-28 uses
 the stateless protocol (input_required results, retried by the SDK).
 
@@ -46,7 +46,7 @@ try:
 except ImportError:  # pragma: no cover
     import httpx as _httpx  # type: ignore[no-redef]
 
-LATE_ANSWER_S = 2.5
+LATE_ANSWER_S = 4.0
 
 
 class CheckFailed(Exception):
