@@ -121,16 +121,14 @@ func (g *Guard) pending(call Call, digest, rule string, start time.Time) (*Ticke
 }
 
 // Approve records that a human approved the call, by the named rule (e.g.
-// "approval.elicit" or "approval.session"), counts it against the session
-// and lets it run. It fails closed when the audit line cannot be written.
+// "approval.elicit" or "approval.session"), and lets it run. (It was
+// counted against the limits when admitted.) It fails closed when the
+// audit line cannot be written.
 func (t *Ticket) Approve(rule string) *toolerr.Error {
 	if err := t.g.record(t.call, t.digest, rule, Approved, "", t.start); err != nil {
 		return toolerr.Wrap(err, toolerr.Internal, "The operator must fix the audit log before tools can run.",
 			"the call was not run because its audit line could not be written").WithRule("audit.write")
 	}
-	t.g.mu.Lock()
-	t.g.session(t.call.Session).Calls++
-	t.g.mu.Unlock()
 	t.pending = false
 	return nil
 }
@@ -140,6 +138,27 @@ func (t *Ticket) Approve(rule string) *toolerr.Error {
 func (t *Ticket) Decline(e *toolerr.Error) *toolerr.Error {
 	_ = t.g.record(t.call, t.digest, e.Rule, Declined, string(e.Code), t.start)
 	return e
+}
+
+// ApplyApprovalModes resolves each tool's approval mode under modes
+// (tool-name glob → allow, elicit or deny). Call it before the guard
+// serves calls.
+func (g *Guard) ApplyApprovalModes(modes map[string]string) error {
+	rules := make(map[string]ApprovalMode, len(modes))
+	for glob, m := range modes {
+		mode, err := ParseApprovalMode(m)
+		if err != nil {
+			return fmt.Errorf("approval.modes %q: %w", glob, err)
+		}
+		if !doublestar.ValidatePattern(glob) {
+			return fmt.Errorf("approval.modes: invalid tool-name glob %q", glob)
+		}
+		rules[glob] = mode
+	}
+	for _, t := range g.tools {
+		t.Approval, t.ApprovalRule = ResolveApproval(t.Name, t.RequiresApproval, rules)
+	}
+	return nil
 }
 
 // ApprovalOf returns a known tool's approval mode and the rule that set it.

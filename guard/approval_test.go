@@ -120,11 +120,28 @@ func newApprovalGuard(t *testing.T, audit Auditor) *Guard {
 	policy, err := NewPolicy([]string{"*"}, nil)
 	require.NoError(t, err)
 	tools := []ToolInfo{
-		{Name: "write_file", RequiresApproval: true, Approval: ApprovalElicit, PathArgs: []string{"path"}},
-		{Name: "read_file", Approval: ApprovalDeny, PathArgs: []string{"path"}},
+		{Name: "write_file", RequiresApproval: true, PathArgs: []string{"path"}},
+		{Name: "read_file", PathArgs: []string{"path"}},
 	}
-	return New(Config{Policy: policy, Limits: Limits{MaxCalls: 2, MaxOutputBytes: 1 << 20}, MaxOutputBytes: 1 << 20},
+	g := New(Config{Policy: policy, Limits: Limits{MaxCalls: 2, MaxOutputBytes: 1 << 20}, MaxOutputBytes: 1 << 20},
 		tools, newTestValidator(t, "write_file", "read_file"), audit)
+	require.NoError(t, g.ApplyApprovalModes(map[string]string{"read_*": "deny"}))
+	return g
+}
+
+func TestApplyApprovalModes(t *testing.T) {
+	g := newApprovalGuard(t, Discard{})
+	mode, rule, ok := g.ApprovalOf("write_file")
+	require.True(t, ok)
+	require.Equal(t, ApprovalElicit, mode)
+	require.Equal(t, "approval.default", rule)
+	mode, rule, _ = g.ApprovalOf("read_file")
+	require.Equal(t, ApprovalDeny, mode)
+	require.Equal(t, `approval.modes:"read_*"=deny`, rule)
+	_, _, ok = g.ApprovalOf("nope")
+	require.False(t, ok)
+	require.ErrorContains(t, g.ApplyApprovalModes(map[string]string{"x": "maybe"}), `approval.modes "x"`)
+	require.ErrorContains(t, g.ApplyApprovalModes(map[string]string{"[": "deny"}), "invalid tool-name glob")
 }
 
 func TestAdmitPendingApproval(t *testing.T) {
@@ -147,10 +164,8 @@ func TestAdmitPendingApproval(t *testing.T) {
 	e := declined.Decline(toolerr.New(toolerr.DeniedApprovalDeclined, "h", "no").WithRule("approval.declined"))
 	require.Equal(t, toolerr.DeniedApprovalDeclined, e.Code)
 
-	// Only the approved call counted: the session has one call left.
-	last, denial := g.Admit(call)
-	require.Nil(t, denial)
-	require.Nil(t, last.Approve("approval.elicit"))
+	// Both calls counted when admitted, the declined one too: the session
+	// (limit 2) has no call left.
 	_, denial = g.Admit(call)
 	require.NotNil(t, denial)
 	require.Equal(t, toolerr.LimitExceeded, denial.Code)
@@ -163,7 +178,6 @@ func TestAdmitPendingApproval(t *testing.T) {
 	require.Equal(t, []string{
 		"needs_approval:approval.elicit:", "approved:approval.elicit:", "completed:allowed:",
 		"needs_approval:approval.elicit:", "declined:approval.declined:denied.approval_declined",
-		"needs_approval:approval.elicit:", "approved:approval.elicit:",
 		"denied:limits.max_calls_per_session:limit.exceeded",
 	}, trail)
 }

@@ -72,7 +72,9 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	g.mu.Lock()
 	st := g.session(call.Session)
 	d := Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, *st, g.validator)
-	if d.Outcome == Allow {
+	// A call that waits for approval is counted too: asking a human is
+	// not free, and a declined call must not be retried without limit.
+	if d.Outcome == Allow || d.Outcome == NeedsApproval {
 		st.Calls++
 	}
 	g.mu.Unlock()

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
@@ -238,20 +238,14 @@ func timeoutError(d time.Duration) *toolerr.Error {
 		"no approval within approval.timeout (%s)", d).WithRule("approval.timeout")
 }
 
-// resolveApproval sets each tool's approval mode from its requires_approval
-// flag and the configured modes (glob → allow, elicit or deny).
-func resolveApproval(infos []guard.ToolInfo, modes map[string]string) error {
-	rules := make(map[string]guard.ApprovalMode, len(modes))
-	for g, m := range modes {
-		mode, err := guard.ParseApprovalMode(m)
-		if err != nil {
-			return fmt.Errorf("approval.modes %q: %w", g, err)
-		}
-		rules[g] = mode
+// setupApproval resolves every tool's approval mode under cfg.Modes, sets
+// the timeout, and warns about tools that will run without asking.
+func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
+	if err := s.guard.ApplyApprovalModes(cfg.Modes); err != nil {
+		return err
 	}
-	for i := range infos {
-		infos[i].Approval, infos[i].ApprovalRule = guard.ResolveApproval(infos[i].Name, infos[i].RequiresApproval, rules)
-	}
+	s.approval.timeout = cfg.Timeout
+	logApprovalWidenings(log, s.guard, s.tools)
 	return nil
 }
 

@@ -52,8 +52,10 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b.Server = New(g, b.Tools, version, log)
-	b.Server.approval.timeout = cfg.Approval.Timeout
-	logApprovalWidenings(log, g, b.Tools)
+	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {
+		b.Close()
+		return nil, err
+	}
 	b.Server.addResources(b.closers)
 	return b, nil
 }
@@ -74,16 +76,12 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
-	infos := GuardInfo(toolset)
-	if err := resolveApproval(infos, cfg.Approval.Modes); err != nil {
-		return nil, err
-	}
 	return guard.New(guard.Config{
 		Policy:         policy,
 		Limits:         guard.Limits{MaxCalls: cfg.Limits.MaxCallsPerSession, MaxOutputBytes: cfg.Limits.MaxOutputBytesPerSession},
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
-	}, infos, v, audit), nil
+	}, GuardInfo(toolset), v, audit), nil
 }
 
 // AuditPath is the configured audit file, or the default under the XDG
