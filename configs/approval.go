@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/spf13/pflag"
 )
 
 // Approval configures the human approval of tool calls through MCP
@@ -44,6 +45,16 @@ func ParseApprovalFlag(s string) (glob, mode string, err error) {
 		return "", "", fmt.Errorf("--approval %q: want TOOL_GLOB=MODE with MODE allow, elicit or deny", s)
 	}
 	return glob, mode, nil
+}
+
+// approvalFlags returns the --approval values set on flags, if it has that
+// flag.
+func approvalFlags(flags *pflag.FlagSet) []string {
+	if flags == nil || flags.Lookup("approval") == nil {
+		return nil
+	}
+	v, _ := flags.GetStringArray("approval")
+	return v
 }
 
 // addApprovalFlags adds --approval rules to the configured modes. A glob

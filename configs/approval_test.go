@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -75,4 +76,19 @@ func TestApprovalInvalid(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestApprovalFlagFromFlagSet(t *testing.T) {
+	isolate(t)
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	fs.StringArray("approval", nil, "")
+	require.NoError(t, fs.Parse([]string{"--approval", "run_*=deny", "--approval", "write_file=allow"}))
+	l, err := Load(Options{Flags: fs})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"run_*": "deny", "write_file": "allow"}, l.Config.Approval.Modes)
+	require.Contains(t, l.Widenings, `approval.modes sets "write_file" to allow: matching tools run without asking the human (from flag --approval)`)
+
+	require.NoError(t, fs.Parse([]string{"--approval", "write_file"}))
+	_, err = Load(Options{Flags: fs})
+	require.ErrorContains(t, err, `--approval "write_file": want TOOL_GLOB=MODE`)
 }

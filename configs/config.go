@@ -20,13 +20,13 @@ type Config struct {
 	Policy    Policy    `mapstructure:"policy" yaml:"policy"`
 	Limits    Limits    `mapstructure:"limits" yaml:"limits"`
 	FS        FS        `mapstructure:"fs" yaml:"fs"`
+	Approval  Approval  `mapstructure:"approval" yaml:"approval"`
 	Audit     Audit     `mapstructure:"audit" yaml:"audit"`
 	HTTP      HTTP      `mapstructure:"http" yaml:"http"`
 	Exec      Exec      `mapstructure:"exec" yaml:"exec"`
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
-	Approval  Approval  `mapstructure:"approval" yaml:"approval"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -81,10 +82,10 @@ func Load(opts Options) (*Loaded, error) {
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
 	org.flagAllow = opts.Allow
-	if err := cfg.addApprovalFlags(opts.Approval); err != nil {
+	org.flagApproval = slices.Concat(opts.Approval, approvalFlags(opts.Flags))
+	if err := cfg.addApprovalFlags(org.flagApproval); err != nil {
 		return nil, err
 	}
-	org.flagApproval = opts.Approval
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
 		return nil, err

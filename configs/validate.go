@@ -43,9 +43,9 @@ func (l *Loaded) validate() error {
 	c.FS.validate(add)
 	c.HTTP.validate(add)
 	c.Exec.validate(add)
+	c.Approval.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
-	c.Approval.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -163,6 +163,7 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, artifactWidenings(l)...)
+	out = append(out, approvalWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}
@@ -176,6 +177,5 @@ func widenings(l *Loaded) []string {
 	for _, o := range c.AllowedOrigins {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
-	out = append(out, approvalWidenings(l)...)
 	return append(out, execWidenings(l, def.Exec)...)
 }

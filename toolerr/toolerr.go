@@ -40,6 +40,10 @@ const (
 	EditNoMatch        Code = "edit.no_match"
 	EditAmbiguous      Code = "edit.ambiguous_match"
 	Internal           Code = "internal"
+	// Human approval (MCP elicitation).
+	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
+	DeniedApprovalDeclined    Code = "denied.approval_declined"
+	DeniedApprovalTimeout     Code = "denied.approval_timeout"
 	// BackendUnavailable: a service behind a toolset (the artifact store,
 	// the graph database) cannot be reached; the same call may succeed later.
 	BackendUnavailable Code = "backend.unavailable"
@@ -50,10 +54,6 @@ const (
 	InvalidEnum   Code = "invalid_argument.enum"
 	Cycle         Code = "conflict.cycle"
 	Conflict      Code = "conflict"
-	// Human approval (MCP elicitation).
-	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
-	DeniedApprovalDeclined    Code = "denied.approval_declined"
-	DeniedApprovalTimeout     Code = "denied.approval_timeout"
 )
 
 // Error is an error the model can act on.

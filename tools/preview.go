@@ -8,6 +8,11 @@ import (
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
+// Preview renders the action of a call read-only, for human approval. An
+// error that is a *toolerr.Error means the call would fail: it is refused
+// without asking.
+type Preview func(ctx context.Context, raw json.RawMessage) (string, error)
+
 // PreviewOf builds a Preview from a typed function: the raw arguments are
 // decoded strictly into In, as the handler will decode them.
 func PreviewOf[In any](f func(ctx context.Context, in In) (string, error)) Preview {

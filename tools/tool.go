@@ -23,19 +23,14 @@ type Meta struct {
 	RequiresApproval bool
 	RequiresTrust    bool
 	HighRisk         bool
-	// PathArgs names the arguments holding workspace-relative paths.
-	PathArgs []string
 	// Preview, when set, describes in plain text, action first, exactly
 	// what a call with these (validated) arguments would do, without doing
 	// it: the human approves that text. Without it the approval shows the
 	// tool name and the arguments.
 	Preview Preview
+	// PathArgs names the arguments holding workspace-relative paths.
+	PathArgs []string
 }
-
-// Preview renders the action of a call read-only, for human approval. An
-// error that is a *toolerr.Error means the call would fail: it is refused
-// without asking.
-type Preview func(ctx context.Context, raw json.RawMessage) (string, error)
 
 // Annotations are the four MCP hints, all of which every tool sets
 // explicitly (mcp-go defaults an unset tool to destructive and open-world).

@@ -12,8 +12,7 @@ import (
 type configFlags struct {
 	file        string
 	allow, deny []string
-	approval    []string
-	policy      bool // whether --allow/--deny/--approval/--workspace are offered
+	policy      bool // whether --allow/--deny/--workspace are offered
 }
 
 // flagKeys maps flag names to the config keys they override.
@@ -25,10 +24,11 @@ func (f *configFlags) register(cmd *cobra.Command) {
 		return
 	}
 	cmd.Flags().String("workspace", "", "directory the tools are confined to (default: current directory)")
+	// configs.Load reads --approval from the flag set.
+	cmd.Flags().StringArray("approval", nil,
+		"TOOL_GLOB=MODE, MODE elicit (ask the human), deny or allow (run without asking); added to approval.modes (repeatable; the most restrictive matching mode wins)")
 	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "tool-name glob to allow, added to policy.allow (repeatable)")
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "tool-name glob to deny, added to policy.deny (repeatable; deny wins)")
-	cmd.Flags().StringArrayVar(&f.approval, "approval", nil,
-		"TOOL_GLOB=MODE with MODE elicit (ask the human), deny or allow (run without asking), added to approval.modes (repeatable; the most restrictive matching mode wins)")
 }
 
 // load reads the configuration for cmd.
@@ -39,7 +39,7 @@ func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
 			keys[name] = key
 		}
 	}
-	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny, Approval: f.approval})
+	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny})
 }
 
 // newLogger returns the stderr logger at the configured level.
