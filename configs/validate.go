@@ -163,10 +163,10 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, artifactWidenings(l)...)
-	out = append(out, approvalWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}
+	out = append(out, approvalWidenings(l)...)
 	c := l.Config.HTTP
 	if c.AllowRemote {
 		out = append(out, "http.allow_remote is true (from "+l.Origin("http.allow_remote")+")")
