@@ -66,7 +66,7 @@ type Decision struct {
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
-// allowlisted, trust, limits, arguments, approval. It is pure, apart from the argument
+// allowlisted, trust, limits, arguments. It is pure, apart from the argument
 // validator's compiled schemas.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {
 	if tool == nil {
