@@ -98,14 +98,14 @@ var clientKinds = []clientKind{
 		return start(t, c, mcp.LATEST_PROTOCOL_VERSION)
 	}},
 	{"http-2025", func(t *testing.T, b *mcpserver.Built, opts ...client.ClientOption) *client.Client {
-		return start(t, httpClient(t, b, opts...), legacyVersion)
+		return start(t, approvalHTTPClient(t, b, opts...), legacyVersion)
 	}},
 	{"http-2026", func(t *testing.T, b *mcpserver.Built, opts ...client.ClientOption) *client.Client {
-		return start(t, httpClient(t, b, opts...), mcp.LATEST_PROTOCOL_VERSION)
+		return start(t, approvalHTTPClient(t, b, opts...), mcp.LATEST_PROTOCOL_VERSION)
 	}},
 }
 
-func httpClient(t *testing.T, b *mcpserver.Built, opts ...client.ClientOption) *client.Client {
+func approvalHTTPClient(t *testing.T, b *mcpserver.Built, opts ...client.ClientOption) *client.Client {
 	h, stop := b.HTTPHandler(mcpserver.HTTPOptions{Token: testToken, MaxBodyBytes: 1 << 20, MaxSessions: 10, IdleTimeout: time.Minute})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
