@@ -40,6 +40,9 @@ func newStateSigner() *stateSigner {
 
 var errBadState = errors.New("approval state is not one this server signed")
 
+// b64 decodes strictly: one token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
+
 func (s *stateSigner) sign(st approvalState) string {
 	nonce := make([]byte, 16)
 	_, _ = rand.Read(nonce)
@@ -51,11 +54,11 @@ func (s *stateSigner) sign(st approvalState) string {
 
 func (s *stateSigner) open(token string) (approvalState, error) {
 	b, sig, ok := strings.Cut(token, ".")
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	got, err := b64.DecodeString(sig)
 	if !ok || err != nil || !hmac.Equal(got, s.mac(b)) {
 		return approvalState{}, errBadState
 	}
-	body, err := base64.RawURLEncoding.DecodeString(b)
+	body, err := b64.DecodeString(b)
 	if err != nil {
 		return approvalState{}, errBadState
 	}

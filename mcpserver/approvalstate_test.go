@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
@@ -75,4 +77,41 @@ func TestClipAndDisplaySafe(t *testing.T) {
 	require.Equal(t, "ab\n… (2 more bytes not shown)", clip("abcd", 2))
 	require.Equal(t, "a\n… (2 more bytes not shown)", clip("aé", 2), "never cuts a rune")
 	require.Equal(t, "line\n\tx \\u{0007}\\u{2066}", displaySafe("line\n\tx \a\u2066"))
+}
+
+// FuzzApprovalMessage: whatever a preview holds, the message the human
+// sees keeps no control or invisible format character but newline and
+// tab, stays valid UTF-8 and within its cap.
+func FuzzApprovalMessage(f *testing.F) {
+	for _, s := range []string{"plain", "a\x1b[2Kb\rc", "\u202e\u200b\ufeff", "é\xff\xfe", strings.Repeat("é", 40)} {
+		f.Add(s, 16)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 4 || n > 1<<16 {
+			return
+		}
+		out := clip(displaySafe(s), n)
+		require.True(t, utf8.ValidString(out) || !utf8.ValidString(s))
+		for _, r := range out {
+			require.False(t, r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)), "%q", r)
+		}
+		if len(displaySafe(s)) > n {
+			require.LessOrEqual(t, len(out), n+len("\n… (99999999999 more bytes not shown)"))
+		}
+	})
+}
+
+// FuzzApprovalState: no token but the signer's own opens.
+func FuzzApprovalState(f *testing.F) {
+	s := newStateSigner()
+	good := s.sign(approvalState{Tool: "write_file", Digest: "d", Session: "s", Expires: time.Now().Add(time.Minute)})
+	f.Add(good)
+	f.Add(good[:len(good)-1] + "A")
+	f.Add("e30.AAAA")
+	f.Fuzz(func(t *testing.T, token string) {
+		st, err := s.open(token)
+		if err == nil {
+			require.Equal(t, good, token, "only the signed token opens: %+v", st)
+		}
+	})
 }
