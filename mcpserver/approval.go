@@ -64,7 +64,7 @@ func newApprover(m *server.MCPServer, toolset []tools.Tool) *approver {
 func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call guard.Call, t *guard.Ticket, raw json.RawMessage) *mcp.CallToolResult {
 	grant := call.Tool + "\x00" + t.Digest()
 	if a.granted(call.Session, grant) {
-		return refusal(t.Approve("approval.session"))
+		return failed(t.Approve("approval.session"))
 	}
 	if st, ok := a.answered(req, call, t.Digest()); ok {
 		if a.now().After(st.Expires) {
@@ -147,11 +147,11 @@ func (a *approver) settle(call guard.Call, t *guard.Ticket, res *mcp.Elicitation
 		return toolerr.Result(t.Decline(declinedError(call.Tool, "cancelled")))
 	}
 	if !identicalChosen(res.Content) {
-		return refusal(t.Approve("approval.elicit"))
+		return failed(t.Approve("approval.elicit"))
 	}
 	if call.Session == anonymousSession {
 		// Without a session there is no "this session" to remember it for.
-		return refusal(t.Approve("approval.elicit"))
+		return failed(t.Approve("approval.elicit"))
 	}
 	if e := t.Approve("approval.elicit.session"); e != nil {
 		return toolerr.Result(e)
@@ -211,7 +211,9 @@ func canElicit(ctx context.Context) bool {
 	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
 }
 
-func refusal(e *toolerr.Error) *mcp.CallToolResult {
+// failed is the result to send when approving failed, or nil to run the
+// call.
+func failed(e *toolerr.Error) *mcp.CallToolResult {
 	if e == nil {
 		return nil
 	}
