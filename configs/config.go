@@ -22,6 +22,7 @@ type Config struct {
 	Policy    Policy    `mapstructure:"policy" yaml:"policy"`
 	Limits    Limits    `mapstructure:"limits" yaml:"limits"`
 	FS        FS        `mapstructure:"fs" yaml:"fs"`
+	Approval  Approval  `mapstructure:"approval" yaml:"approval"`
 	Audit     Audit     `mapstructure:"audit" yaml:"audit"`
 	HTTP      HTTP      `mapstructure:"http" yaml:"http"`
 	Exec      Exec      `mapstructure:"exec" yaml:"exec"`

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
@@ -29,6 +30,9 @@ type Options struct {
 	// Allow and Deny are tool-name globs from --allow and --deny; they are
 	// added to the configured lists.
 	Allow, Deny []string
+	// Approval holds --approval TOOL_GLOB=MODE rules, added to
+	// approval.modes (the more restrictive mode wins on the same glob).
+	Approval []string
 }
 
 // Loaded is a validated configuration and where it came from.
@@ -82,6 +86,10 @@ func Load(opts Options) (*Loaded, error) {
 	cfg.Policy.Allow = append(cfg.Policy.Allow, opts.Allow...)
 	cfg.Policy.Deny = append(cfg.Policy.Deny, opts.Deny...)
 	org.flagAllow = opts.Allow
+	org.flagApproval = slices.Concat(opts.Approval, approvalFlags(opts.Flags))
+	if err := cfg.addApprovalFlags(org.flagApproval); err != nil {
+		return nil, err
+	}
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
 		return nil, err
@@ -167,6 +175,8 @@ type origins struct {
 	flagKeys map[string]string
 	// flagAllow holds the globs --allow added.
 	flagAllow []string
+	// flagApproval holds the --approval rules.
+	flagApproval []string
 }
 
 func (o *origins) of(key string) string {

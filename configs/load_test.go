@@ -14,9 +14,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// readOnlyTools are the tools the embedded default allows.
-var readOnlyTools = []string{
+// defaultTools are the tools the embedded default allows: the read-only
+// file tools, and the file writes, which ask the human first (approval).
+var defaultTools = []string{
 	"read_file", "read_multiple_files", "list_directory", "directory_tree", "search_files", "grep_files", "file_info",
+	"write_file", "edit_file", "create_directory", "move_file", "delete_file",
 }
 
 // isolate runs the test in an empty directory with no TOOLWARDEN_*
@@ -72,18 +74,18 @@ func TestLoadEmbeddedDefault(t *testing.T) {
 	require.NoError(t, l.validate(), "the loaded default validates again")
 }
 
-func TestDefaultPolicyIsTheReadOnlyFileTools(t *testing.T) {
+func TestDefaultPolicyIsTheFileTools(t *testing.T) {
 	isolate(t)
 	l, err := Load(Options{})
 	require.NoError(t, err)
-	require.ElementsMatch(t, readOnlyTools, l.Config.Policy.Allow)
-	require.Len(t, l.Config.Policy.Allow, 7)
+	require.ElementsMatch(t, defaultTools, l.Config.Policy.Allow)
+	require.Len(t, l.Config.Policy.Allow, 12)
 	require.Empty(t, l.Config.Policy.Deny)
 
 	// The embedded file itself says so, and DefaultYAML hands out a copy.
 	var def Config
 	require.NoError(t, yaml.Unmarshal(DefaultYAML(), &def))
-	require.ElementsMatch(t, readOnlyTools, def.Policy.Allow)
+	require.ElementsMatch(t, defaultTools, def.Policy.Allow)
 	b := DefaultYAML()
 	b[0] = 'X'
 	require.NotEqual(t, byte('X'), DefaultYAML()[0])
@@ -158,7 +160,7 @@ limits:
   max_calls_per_session: 50
   call_timeout: 2m
 policy:
-  allow: [read_file, write_file]
+  allow: [read_file, run_script]
   deny: ["delete_*"]
 `)
 	l, err := Load(Options{File: "file.yaml"})
@@ -168,11 +170,11 @@ policy:
 	require.Equal(t, 50, c.Limits.MaxCallsPerSession)
 	require.Equal(t, 2*time.Minute, c.Limits.CallTimeout)
 	require.Equal(t, 1<<20, c.Limits.MaxOutputBytesPerCall, "keys the file does not set keep their default")
-	require.Equal(t, []string{"read_file", "write_file"}, c.Policy.Allow, "a list in the file replaces the default list")
+	require.Equal(t, []string{"read_file", "run_script"}, c.Policy.Allow, "a list in the file replaces the default list")
 	require.Equal(t, []string{"delete_*"}, c.Policy.Deny)
 	require.Equal(t, "file.yaml", l.Origin("limits.max_calls_per_session"))
 	require.Equal(t, "default", l.Origin("limits.max_output_bytes_per_call"))
-	require.Equal(t, []string{`policy.allow adds "write_file" (from file.yaml)`}, l.Widenings)
+	require.Equal(t, []string{`policy.allow adds "run_script" (from file.yaml)`}, l.Widenings)
 }
 
 func TestEnvOverridesFile(t *testing.T) {
@@ -208,12 +210,12 @@ func TestFlagsOverrideEnvAndFile(t *testing.T) {
 
 func TestAllowDenyOptions(t *testing.T) {
 	isolate(t)
-	l, err := Load(Options{Allow: []string{"write_file", "read_file"}, Deny: []string{"grep_*"}})
+	l, err := Load(Options{Allow: []string{"run_script", "read_file"}, Deny: []string{"grep_*"}})
 	require.NoError(t, err)
-	require.Equal(t, append(slices.Clone(readOnlyTools), "write_file", "read_file"), l.Config.Policy.Allow,
+	require.Equal(t, append(slices.Clone(defaultTools), "run_script", "read_file"), l.Config.Policy.Allow,
 		"--allow appends to the configured list")
 	require.Equal(t, []string{"grep_*"}, l.Config.Policy.Deny, "--deny appends to the configured list")
-	require.Equal(t, []string{`policy.allow adds "write_file" (from flag --allow)`}, l.Widenings,
+	require.Equal(t, []string{`policy.allow adds "run_script" (from flag --allow)`}, l.Widenings,
 		"an allow already in the default is no widening")
 
 	_, err = Load(Options{Deny: []string{"["}})
@@ -386,5 +388,5 @@ func TestEmptyFileIsTheDefault(t *testing.T) {
 	writeFile(t, "file.yaml", "# nothing but a comment\n")
 	l, err := Load(Options{File: "file.yaml"})
 	require.NoError(t, err)
-	require.ElementsMatch(t, readOnlyTools, l.Config.Policy.Allow)
+	require.ElementsMatch(t, defaultTools, l.Config.Policy.Allow)
 }

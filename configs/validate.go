@@ -46,6 +46,7 @@ func (l *Loaded) validate() error {
 	c.HTTP.validate(add)
 	c.HTTP.validateIdentities(add)
 	c.Exec.validate(add)
+	c.Approval.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
 	c.OutputFilter.validate(add)
@@ -171,6 +172,7 @@ func widenings(l *Loaded) []string {
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}
+	out = append(out, approvalWidenings(l)...)
 	c := l.Config.HTTP
 	if c.AllowRemote {
 		out = append(out, "http.allow_remote is true (from "+l.Origin("http.allow_remote")+")")

@@ -55,6 +55,11 @@ type ToolInfo struct {
 	Capabilities     []string
 	// PathArgs names the arguments that hold workspace paths.
 	PathArgs []string
+	// Approval is the tool's approval mode, resolved at build time from
+	// RequiresApproval and the config (ResolveApproval); ApprovalRule
+	// names the rule that set it.
+	Approval     ApprovalMode
+	ApprovalRule string
 }
 
 // Decision is the guard's verdict, with the rule that decided it and the
@@ -104,10 +109,20 @@ var checks = []check{
 	{"capabilities", checkCapabilities},
 	{"limits", checkLimits},
 	{"arguments", checkArguments},
+	{"approval", checkApprovalMode},
+}
+
+// checkApprovalMode is the last step: a tool whose approval mode is elicit
+// waits for a human, one in deny mode is refused.
+func checkApprovalMode(in *input) Decision {
+	if d, stop := checkApproval(in.call, in.tool); stop {
+		return d
+	}
+	return pass("approval.not_required")
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
-// allowlisted, trust, capabilities, limits, arguments. It is pure, apart
+// allowlisted, trust, capabilities, limits, arguments, approval. It is pure, apart
 // from the argument validator's compiled schemas; the returned Trace lists
 // every check that ran, with its rule.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {

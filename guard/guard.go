@@ -63,9 +63,9 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 
 // Allowed reports whether a tool may be advertised.
 func (g *Guard) Allowed(name string) bool {
-	_, known := g.tools[name]
+	t, known := g.tools[name]
 	ok, _ := g.cfg.Policy.Match(name)
-	return known && ok
+	return known && ok && t.mode() != ApprovalDeny
 }
 
 // CallTimeout is the deadline each call runs under.
@@ -90,6 +90,8 @@ type Ticket struct {
 	call   Call
 	digest string
 	start  time.Time
+	// pending is true while the call waits for a human's approval.
+	pending bool
 }
 
 // Admit decides a call and writes the decision's audit line. On denial it
@@ -108,6 +110,9 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
+	if d.Outcome == NeedsApproval {
+		return g.pending(call, digest, d.Rule, start)
+	}
 	if d.Outcome != Allow {
 		_ = g.record(call, digest, d.Rule, Deny, string(d.Err.Code), start)
 		return nil, d.Err

@@ -53,6 +53,10 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b.Server = New(g, b.Tools, version, log)
+	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {
+		b.Close()
+		return nil, err
+	}
 	b.Server.addResources(b.closers)
 	return b, nil
 }

@@ -62,6 +62,9 @@ func newFixture(t testing.TB) *fixture {
 	// withExec.
 	cfg.Exec.Interpreters = nil
 	cfg.Exec.StateDir = execStateDir
+	// Tests of what tools do run them without asking a human; the
+	// approval tests (approval_test.go) call withApproval to ask.
+	cfg.Approval.Modes = map[string]string{"*": "allow"}
 	return &fixture{parent: parent, ws: ws, auditPath: cfg.Audit.Path, cfg: cfg}
 }
 

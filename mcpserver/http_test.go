@@ -112,7 +112,7 @@ func TestHTTPAllowedOriginAndSessions(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	body, _ := io.ReadAll(res.Body)
 	require.Contains(t, string(body), "read_file")
-	require.NotContains(t, string(body), "write_file")
+	require.Contains(t, string(body), "write_file", "the default offers the writes, behind approval")
 
 	// The session cap (3) refuses a fourth session.
 	delete(hdr, "Mcp-Session-Id")

@@ -36,7 +36,9 @@ func TestInProcessDefaultPolicy(t *testing.T) {
 	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"read_file", "read_multiple_files", "list_directory", "directory_tree",
-		"search_files", "grep_files", "file_info"}, toolNames(list.Tools))
+		"search_files", "grep_files", "file_info",
+		"write_file", "edit_file", "create_directory", "move_file", "delete_file"}, toolNames(list.Tools),
+		"the writes are offered; they ask the human first (approval_test.go)")
 
 	var out fs.ReadFileOut
 	structured(t, callTool(t, c, "read_file", map[string]any{"path": "hello.txt"}), &out)
@@ -50,6 +52,7 @@ func TestInProcessDefaultPolicy(t *testing.T) {
 
 func TestInProcessDenials(t *testing.T) {
 	f := newFixture(t)
+	f.cfg.Policy.Deny = []string{"write_file"}
 	c := inProcess(t, f.server(t))
 	cases := []struct {
 		name string
@@ -57,7 +60,7 @@ func TestInProcessDenials(t *testing.T) {
 		args map[string]any
 		code toolerr.Code
 	}{
-		{"write tool not allowed by default", "write_file", map[string]any{"path": "x", "content": "y"}, toolerr.DeniedNotAllowed},
+		{"write tool denied by the policy", "write_file", map[string]any{"path": "x", "content": "y"}, toolerr.DeniedNotAllowed},
 		{"dot-dot escape", "read_file", map[string]any{"path": "../secret.txt"}, toolerr.PathOutsideWorkspace},
 		{"sibling prefix", "read_file", map[string]any{"path": "../ws_evil/secret.txt"}, toolerr.PathOutsideWorkspace},
 		{"absolute path", "read_file", map[string]any{"path": "/etc/passwd"}, toolerr.PathOutsideWorkspace},
@@ -91,6 +94,7 @@ func TestInProcessUnknownToolIsProtocolError(t *testing.T) {
 
 func TestInProcessAuditChain(t *testing.T) {
 	f := newFixture(t)
+	f.cfg.Policy.Deny = []string{"write_file"}
 	c := inProcess(t, f.server(t))
 	callTool(t, c, "read_file", map[string]any{"path": "hello.txt"})
 	callTool(t, c, "read_file", map[string]any{"path": "../secret.txt"})

@@ -28,6 +28,11 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 			return toolerr.Result(denial), nil
 		}
+		if ticket.NeedsApproval() {
+			if res := s.approval.approve(ctx, req, call, ticket, raw); res != nil {
+				return res, nil
+			}
+		}
 		// The handler decodes the very bytes the guard validated, and need
 		// not encode the arguments again.
 		req.Params.RawArguments = raw

@@ -21,6 +21,8 @@ type Server struct {
 	guard *guard.Guard
 	log   *slog.Logger
 	tools []tools.Tool
+	// approval asks the human before calls that need approval.
+	approval *approver
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
@@ -32,6 +34,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 	hooks.AddAfterListTools(s.hideDisallowed)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		g.EndSession(cs.SessionID())
+		s.approval.endSession(sessionID(s.mcp.WithContext(context.Background(), cs)))
 	})
 	s.mcp = server.NewMCPServer(Name, version,
 		server.WithToolCapabilities(false),
@@ -43,6 +46,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 	for _, t := range toolset {
 		s.mcp.AddTool(t.Tool, t.Handler)
 	}
+	s.approval = newApprover(s.mcp, toolset)
 	return s
 }
 

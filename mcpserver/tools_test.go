@@ -54,6 +54,7 @@ func TestToolInvariants(t *testing.T) {
 			require.NotNil(t, a.OpenWorldHint)
 			require.False(t, *a.ReadOnlyHint && *a.DestructiveHint, "read-only tools cannot be destructive")
 			require.Equal(t, !*a.ReadOnlyHint, tool.Meta.RequiresApproval, "every tool that changes something needs approval")
+			require.Equal(t, tool.Meta.RequiresApproval, tool.Meta.Preview != nil, "the human approves a preview of the exact action")
 			require.NotEmpty(t, tool.Meta.Toolset)
 			require.NotEmpty(t, tool.Meta.Capabilities)
 

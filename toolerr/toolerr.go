@@ -43,6 +43,10 @@ const (
 	EditNoMatch        Code = "edit.no_match"
 	EditAmbiguous      Code = "edit.ambiguous_match"
 	Internal           Code = "internal"
+	// Human approval (MCP elicitation).
+	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
+	DeniedApprovalDeclined    Code = "denied.approval_declined"
+	DeniedApprovalTimeout     Code = "denied.approval_timeout"
 	// BackendUnavailable: a service behind a toolset (the artifact store,
 	// the graph database) cannot be reached; the same call may succeed later.
 	BackendUnavailable Code = "backend.unavailable"

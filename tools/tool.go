@@ -26,6 +26,11 @@ type Meta struct {
 	RequiresApproval bool
 	RequiresTrust    bool
 	HighRisk         bool
+	// Preview, when set, describes in plain text, action first, exactly
+	// what a call with these (validated) arguments would do, without doing
+	// it: the human approves that text. Without it the approval shows the
+	// tool name and the arguments.
+	Preview Preview
 	// PathArgs names the arguments holding workspace-relative paths.
 	PathArgs []string
 	// Timeout and MaxOutputBytes, when set, are the tool's own limits

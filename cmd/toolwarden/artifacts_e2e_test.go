@@ -31,7 +31,8 @@ func artifactEnv(t *testing.T) (ws string, env []string) {
 // binary over stdio against the shared MinIO.
 func TestArtifactsBinary(t *testing.T) {
 	ws, env := artifactEnv(t)
-	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--allow", "*_artifact*")
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--allow", "*_artifact*",
+		"--approval", "store_artifact=allow") // this client cannot approve; approval_e2e_test.go asks
 	require.NoError(t, err)
 	defer c.Close()
 	initialize(t, c)

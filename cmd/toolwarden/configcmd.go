@@ -36,6 +36,9 @@ type effective struct {
 	Widenings  []string `yaml:"widenings,omitempty"`
 	Advertised []string `yaml:"advertised_tools"`
 	Hidden     []string `yaml:"hidden_tools"`
+	// Approval says, for each advertised tool that asks the human or was
+	// let off asking, its approval mode and the rule that set it.
+	Approval map[string]string `yaml:"approval,omitempty"`
 	// Unavailable lists toolsets whose backend could not be opened.
 	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
 	AuditPath   string                  `yaml:"audit_path"`
@@ -63,6 +66,12 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	for _, t := range b.Tools {
 		if b.Allowed(t.Tool.Name) {
 			out.Advertised = append(out.Advertised, t.Tool.Name)
+			if mode, rule := b.ApprovalOf(t.Tool.Name); mode != guard.ApprovalAllow || t.Meta.RequiresApproval {
+				if out.Approval == nil {
+					out.Approval = map[string]string{}
+				}
+				out.Approval[t.Tool.Name] = string(mode) + " (" + rule + ")"
+			}
 		} else {
 			out.Hidden = append(out.Hidden, t.Tool.Name)
 		}

@@ -92,7 +92,7 @@ func readHello(t *testing.T, c *client.Client) {
 	t.Helper()
 	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
 	require.NoError(t, err)
-	require.Len(t, list.Tools, 7)
+	require.Len(t, list.Tools, 12, "the read-only file tools, and the writes behind approval")
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_file"
 	req.Params.Arguments = map[string]any{"path": "hello.txt"}
@@ -226,8 +226,9 @@ func TestToolsCommand(t *testing.T) {
 		}
 		return n
 	}
-	require.Len(t, run(), 7)
-	require.Contains(t, names(run("--allow", "write_file")), "write_file")
+	require.Len(t, run(), 12)
+	require.Contains(t, names(run("--allow", "run_script")), "run_script")
+	require.NotContains(t, names(run("--approval", "delete_*=deny")), "delete_file", "a tool in approval mode deny is not offered")
 	require.NotContains(t, names(run("--allow", "*", "--deny", "*_file")), "write_file")
 	all := names(run("--allow", "*"))
 	require.GreaterOrEqual(t, len(all), 12, "every fs tool, plus the toolsets available here")
@@ -318,7 +319,8 @@ func TestShippedExamples(t *testing.T) {
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
-	require.Contains(t, string(out), `policy.allow adds "write_file"`)
+	require.Contains(t, string(out), `approval.modes sets "create_directory" to allow`)
+	require.Contains(t, string(out), "approval:\n  create_directory: allow (approval.modes:\"create_directory\"=allow)\n  edit_file: elicit (approval.default)\n")
 }
 
 // TestHTTPGeneratedToken: with no token configured, serve prints a random

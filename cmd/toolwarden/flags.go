@@ -27,6 +27,9 @@ func (f *configFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArray("grant", nil, "capability resource:verb:scope to grant, added to capabilities.grant (repeatable)")
 	cmd.Flags().StringArray("revoke", nil, "capability pattern to deny, added to capabilities.deny (repeatable; deny wins)")
 	cmd.Flags().String("workspace", "", "directory the tools are confined to (default: current directory)")
+	// configs.Load reads --approval from the flag set.
+	cmd.Flags().StringArray("approval", nil,
+		"TOOL_GLOB=MODE, MODE elicit (ask the human), deny or allow (run without asking); added to approval.modes (repeatable; the most restrictive matching mode wins)")
 	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "tool-name glob to allow, added to policy.allow (repeatable)")
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "tool-name glob to deny, added to policy.deny (repeatable; deny wins)")
 }

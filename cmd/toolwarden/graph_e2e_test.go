@@ -42,7 +42,10 @@ func TestGraphStdioBinary(t *testing.T) {
 	ws, env := workspace(t)
 	env = graphEnv(t, env)
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws,
-		"--allow", "create_mission", "--allow", "create_task", "--allow", "get_task", "--allow", "update_task_status")
+		"--allow", "create_mission", "--allow", "create_task", "--allow", "get_task", "--allow", "update_task_status",
+		// The graph writes need approval; this client cannot give it, so the
+		// operator trusts them for this run (approval_e2e_test.go asks).
+		"--approval", "*=allow")
 	require.NoError(t, err)
 	defer c.Close()
 	initialize(t, c)

@@ -60,8 +60,8 @@ Side effects: writes one object in the artifact store, atomically: the artifact 
 Example: {"task_id": "0b6d3c7e-8f52-4a1e-9a59-3c1f2a4b5d6e", "name": "summary.md", "content": "# Summary\n", "encoding": "text", "content_type": "text/markdown"}`
 
 func (s *Store) storeArtifact() tools.Tool {
-	return tools.New("store_artifact", storeDesc,
-		tools.Annotations{Title: "Store task artifact", Destructive: true}, writeMeta, s.store)
+	return tools.WithPreview(tools.New("store_artifact", storeDesc,
+		tools.Annotations{Title: "Store task artifact", Destructive: true}, writeMeta, s.store), tools.PreviewOf(s.previewStore))
 }
 
 func (s *Store) store(ctx context.Context, in StoreIn) (StoreOut, error) {

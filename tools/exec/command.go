@@ -68,7 +68,7 @@ func (s *Set) runCommand() tools.Tool {
 			}
 			return s.run(ctx, req)
 		})
-	return tools.WithEnum(t, "command", names)
+	return tools.WithPreview(tools.WithEnum(t, "command", names), tools.PreviewOf(s.previewCommand))
 }
 
 func (s *Set) anyWritable() bool {

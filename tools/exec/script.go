@@ -58,7 +58,7 @@ func (s *Set) runScript() tools.Tool {
 			}
 			return s.run(ctx, req)
 		})
-	return tools.WithEnum(t, "interpreter", s.interpreterNames())
+	return tools.WithPreview(tools.WithEnum(t, "interpreter", s.interpreterNames()), tools.PreviewOf(s.previewScript))
 }
 
 func (s *Set) interpreterNames() []string {

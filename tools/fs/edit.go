@@ -53,24 +53,27 @@ func (s *Set) editFile() tools.Tool {
 	return tools.New("edit_file", editFileDesc,
 		tools.Annotations{Title: "Edit file", Destructive: true},
 		writeMeta(false, "path"),
-		func(ctx context.Context, in EditIn) (EditOut, error) {
-			if len(in.Edits) == 0 {
-				return EditOut{}, toolerr.New(toolerr.InvalidArgument, "Give at least one edit.", "edits is empty").WithRule("args.edits")
-			}
-			rel, err := s.writable(in.Path, 0)
-			if err != nil {
-				return EditOut{}, err
-			}
-			data, truncated, err := s.ws.ReadFileLimited(rel, s.limits.MaxWriteBytes)
-			if err != nil {
-				return EditOut{}, err
-			}
-			if truncated || !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
-				return EditOut{}, toolerr.New(toolerr.BinaryFile, "Only UTF-8 text files up to fs.max_write_bytes can be edited.",
-					"%q is binary or too large to edit", rel)
-			}
-			return s.applyEdits(rel, string(data), in)
-		})
+		func(ctx context.Context, in EditIn) (EditOut, error) { return s.edit(in) })
+}
+
+// edit reads the file and applies in's edits, writing unless in.DryRun.
+func (s *Set) edit(in EditIn) (EditOut, error) {
+	if len(in.Edits) == 0 {
+		return EditOut{}, toolerr.New(toolerr.InvalidArgument, "Give at least one edit.", "edits is empty").WithRule("args.edits")
+	}
+	rel, err := s.writable(in.Path, 0)
+	if err != nil {
+		return EditOut{}, err
+	}
+	data, truncated, err := s.ws.ReadFileLimited(rel, s.limits.MaxWriteBytes)
+	if err != nil {
+		return EditOut{}, err
+	}
+	if truncated || !utf8.Valid(data) || strings.ContainsRune(string(data), 0) {
+		return EditOut{}, toolerr.New(toolerr.BinaryFile, "Only UTF-8 text files up to fs.max_write_bytes can be edited.",
+			"%q is binary or too large to edit", rel)
+	}
+	return s.applyEdits(rel, string(data), in)
 }
 
 func (s *Set) applyEdits(rel, old string, in EditIn) (EditOut, error) {

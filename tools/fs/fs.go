@@ -27,11 +27,11 @@ func New(ws *sandbox.Workspace, limits Limits) *Set {
 
 // Tools returns every file tool, read-only ones first.
 func (s *Set) Tools() []tools.Tool {
-	return []tools.Tool{
+	return s.withPreviews([]tools.Tool{
 		s.readFile(), s.readMultipleFiles(), s.listDirectory(), s.directoryTree(),
 		s.searchFiles(), s.grepFiles(), s.fileInfo(),
 		s.writeFile(), s.editFile(), s.createDirectory(), s.moveFile(), s.deleteFile(),
-	}
+	})
 }
 
 // The fs tools need fs:read or fs:write on the very paths of each call:

@@ -35,11 +35,11 @@ func New(db Runner, limit int) *Set {
 
 // Tools returns every graph tool, read-only ones first.
 func (s *Set) Tools() []tools.Tool {
-	return []tools.Tool{
+	return withPreviews([]tools.Tool{
 		s.listMissions(), s.getMission(), s.getTask(), s.listChildTasks(), s.checkTaskDependencies(),
 		s.createMission(), s.createTask(), s.updateTaskStatus(), s.addChildTask(), s.addTaskDependency(),
 		s.assignAgentToTask(), s.linkArtifactToTask(),
-	}
+	})
 }
 
 var readMeta = tools.Meta{Toolset: "graph", Capabilities: []string{"graph:read:*"}}

@@ -1,0 +1,94 @@
+package configs
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/spf13/pflag"
+)
+
+// Approval configures the human approval of tool calls through MCP
+// elicitation.
+type Approval struct {
+	// Timeout is how long the human has to answer, and how long an
+	// answer stays valid for the exact arguments it approved.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// Modes maps tool-name globs to allow, elicit or deny. Tools that no
+	// glob matches elicit when they require approval and run otherwise;
+	// where several globs match, the most restrictive mode wins.
+	Modes map[string]string `mapstructure:"modes" yaml:"modes"`
+}
+
+// ApprovalModes are the approval modes, from the least restrictive.
+var ApprovalModes = []string{"allow", "elicit", "deny"}
+
+func (a Approval) validate(add func(string, string, ...any)) {
+	durationIn(add, "approval.timeout", a.Timeout, time.Hour)
+	for _, g := range slices.Sorted(maps.Keys(a.Modes)) {
+		if g == "" || !doublestar.ValidatePattern(g) {
+			add("approval.modes", "%q is not a valid tool-name glob", g)
+		}
+		if !slices.Contains(ApprovalModes, a.Modes[g]) {
+			add("approval.modes", "%q: %q is not an approval mode (allow, elicit or deny)", g, a.Modes[g])
+		}
+	}
+}
+
+// ParseApprovalFlag splits a --approval value, TOOL_GLOB=MODE.
+func ParseApprovalFlag(s string) (glob, mode string, err error) {
+	glob, mode, ok := strings.Cut(s, "=")
+	if !ok || glob == "" || !doublestar.ValidatePattern(glob) || !slices.Contains(ApprovalModes, mode) {
+		return "", "", fmt.Errorf("--approval %q: want TOOL_GLOB=MODE with MODE allow, elicit or deny", s)
+	}
+	return glob, mode, nil
+}
+
+// approvalFlags returns the --approval values set on flags, if it has that
+// flag.
+func approvalFlags(flags *pflag.FlagSet) []string {
+	if flags == nil || flags.Lookup("approval") == nil {
+		return nil
+	}
+	v, _ := flags.GetStringArray("approval")
+	return v
+}
+
+// addApprovalFlags adds --approval rules to the configured modes. A glob
+// set in both keeps the more restrictive mode: flags can tighten the file
+// but never loosen it.
+func (c *Config) addApprovalFlags(flags []string) error {
+	for _, f := range flags {
+		glob, mode, err := ParseApprovalFlag(f)
+		if err != nil {
+			return err
+		}
+		if c.Approval.Modes == nil {
+			c.Approval.Modes = map[string]string{}
+		}
+		if old, ok := c.Approval.Modes[glob]; !ok || slices.Index(ApprovalModes, mode) > slices.Index(ApprovalModes, old) {
+			c.Approval.Modes[glob] = mode
+		}
+	}
+	return nil
+}
+
+// approvalWidenings names every glob set to allow: the tools it matches run
+// without asking the human, even those that require approval.
+func approvalWidenings(l *Loaded) []string {
+	var out []string
+	for _, g := range slices.Sorted(maps.Keys(l.Config.Approval.Modes)) {
+		if l.Config.Approval.Modes[g] != "allow" {
+			continue
+		}
+		src := l.Origin("approval.modes")
+		if slices.Contains(l.origin.flagApproval, g+"=allow") {
+			src = "flag --approval"
+		}
+		out = append(out, fmt.Sprintf("approval.modes sets %q to allow: matching tools run without asking the human (from %s)", g, src))
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// maxQuestionBytes bounds the approval message; a longer preview is cut
+// and says so.
+const maxQuestionBytes = 64 << 10
+
+// question builds the form that asks the human: a plain-text message that
+// starts with the exact action, and one optional box to approve identical
+// calls for the session.
+func (a *approver) question(ctx context.Context, tool, digest string, raw json.RawMessage) (mcp.ElicitationParams, error) {
+	action, err := a.preview(ctx, tool, raw)
+	if err != nil {
+		return mcp.ElicitationParams{}, err
+	}
+	msg := fmt.Sprintf("%s\n\n— toolwarden asks you to approve this call to %s (arguments sha256 %s…). "+
+		"Accept to run it once, decline to refuse it. The approval covers exactly these arguments and expires in %s.",
+		clip(displaySafe(action), maxQuestionBytes), tool, digest[:min(16, len(digest))], a.timeout)
+	return mcp.ElicitationParams{
+		Mode:    mcp.ElicitationModeForm,
+		Message: msg,
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				approveIdentical: map[string]any{
+					"type":        "boolean",
+					"title":       "Approve identical calls for this session",
+					"description": "Also run later calls to " + tool + " with exactly these arguments in this session without asking.",
+					"default":     false,
+				},
+			},
+		},
+	}, nil
+}
+
+// preview is the tool's own description of the action, or its name and
+// canonical JSON arguments.
+func (a *approver) preview(ctx context.Context, tool string, raw json.RawMessage) (string, error) {
+	if p := a.previews[tool]; p != nil {
+		return p(ctx, raw)
+	}
+	return GenericPreview(tool, raw), nil
+}
+
+// GenericPreview shows a call as its tool name and indented JSON arguments.
+func GenericPreview(tool string, raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if len(raw) == 0 || json.Indent(&buf, raw, "", "  ") != nil {
+		buf.Reset()
+		buf.WriteString("{}")
+	}
+	return fmt.Sprintf("Call %s with arguments:\n%s", tool, buf.String())
+}
+
+// displaySafe escapes what could disguise the action on the human's
+// screen: terminal control sequences, bidi overrides and other invisible
+// format characters. Newlines and tabs stay.
+func displaySafe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r):
+			fmt.Fprintf(&b, "\\u{%04X}", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// clip cuts s to at most n bytes on a rune boundary, saying how much is
+// not shown.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s\n… (%d more bytes not shown)", s[:cut], len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

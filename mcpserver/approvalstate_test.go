@@ -1,0 +1,117 @@
+package mcpserver
+
+import (
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/guard"
+)
+
+func TestApprovalStateIsSignedAndSingleUse(t *testing.T) {
+	s := newStateSigner()
+	st := approvalState{Tool: "write_file", Digest: "d1", Session: "s1", Expires: time.Now().Add(time.Minute)}
+	token := s.sign(st)
+	got, err := s.open(token)
+	require.NoError(t, err)
+	require.Equal(t, st.Digest, got.Digest)
+	require.True(t, s.consume(got))
+	require.False(t, s.consume(got), "an answer runs one call")
+
+	body, sig, _ := strings.Cut(token, ".")
+	raw, _ := base64.RawURLEncoding.DecodeString(body)
+	forged := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), `"d1"`, `"d2"`, 1)))
+	for name, bad := range map[string]string{
+		"changed digest":   forged + "." + sig,
+		"no signature":     body,
+		"other key":        newStateSigner().sign(st),
+		"garbage":          "%%%.%%%",
+		"empty signature":  body + ".",
+		"signature only":   "." + sig,
+		"swapped halves":   sig + "." + body,
+		"truncated signed": token[:len(token)-2],
+	} {
+		_, err := s.open(bad)
+		require.ErrorIs(t, err, errBadState, name)
+	}
+}
+
+// TestApprovalAnswerBindsToTheCall: an answer carried over to another
+// tool, session or argument digest, or replayed, is no answer.
+func TestApprovalAnswerBindsToTheCall(t *testing.T) {
+	a := newApprover(nil, nil)
+	args := map[string]any{"path": "a.txt"}
+	digest := guard.ArgsDigest(args)
+	call := guard.Call{Tool: "write_file", Session: "s1", Args: args}
+	token := a.states.sign(approvalState{Tool: "write_file", Digest: digest, Session: "s1", Expires: time.Now().Add(time.Minute)})
+	req := func(state string) mcp.CallToolRequest {
+		r := mcp.CallToolRequest{}
+		r.Params.RequestState = state
+		r.Params.InputResponses = mcp.InputResponses{approvalInputID: mcp.NewElicitationInputResponse(mcp.ElicitationResult{
+			ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}})}
+		return r
+	}
+	_, ok := a.answered(req(token), guard.Call{Tool: "write_file", Session: "s1"}, guard.ArgsDigest(map[string]any{"path": "b.txt"}))
+	require.False(t, ok, "changed arguments")
+	_, ok = a.answered(req(token), guard.Call{Tool: "edit_file", Session: "s1"}, digest)
+	require.False(t, ok, "other tool")
+	_, ok = a.answered(req(token), guard.Call{Tool: "write_file", Session: "s2"}, digest)
+	require.False(t, ok, "other session")
+	noAnswer := req(token)
+	noAnswer.Params.InputResponses = nil
+	_, ok = a.answered(noAnswer, call, digest)
+	require.False(t, ok, "state without an answer")
+	_, ok = a.answered(req(token), call, digest)
+	require.True(t, ok)
+	_, ok = a.answered(req(token), call, digest)
+	require.False(t, ok, "replayed")
+}
+
+func TestClipAndDisplaySafe(t *testing.T) {
+	require.Equal(t, "abc", clip("abc", 3))
+	require.Equal(t, "ab\n… (2 more bytes not shown)", clip("abcd", 2))
+	require.Equal(t, "a\n… (2 more bytes not shown)", clip("aé", 2), "never cuts a rune")
+	require.Equal(t, "line\n\tx \\u{0007}\\u{2066}", displaySafe("line\n\tx \a\u2066"))
+}
+
+// FuzzApprovalMessage: whatever a preview holds, the message the human
+// sees keeps no control or invisible format character but newline and
+// tab, stays valid UTF-8 and within its cap.
+func FuzzApprovalMessage(f *testing.F) {
+	for _, s := range []string{"plain", "a\x1b[2Kb\rc", "\u202e\u200b\ufeff", "é\xff\xfe", strings.Repeat("é", 40)} {
+		f.Add(s, 16)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 4 || n > 1<<16 {
+			return
+		}
+		out := clip(displaySafe(s), n)
+		require.True(t, utf8.ValidString(out) || !utf8.ValidString(s))
+		for _, r := range out {
+			require.False(t, r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)), "%q", r)
+		}
+		if len(displaySafe(s)) > n {
+			require.LessOrEqual(t, len(out), n+len("\n… (99999999999 more bytes not shown)"))
+		}
+	})
+}
+
+// FuzzApprovalState: no token but the signer's own opens.
+func FuzzApprovalState(f *testing.F) {
+	s := newStateSigner()
+	good := s.sign(approvalState{Tool: "write_file", Digest: "d", Session: "s", Expires: time.Now().Add(time.Minute)})
+	f.Add(good)
+	f.Add(good[:len(good)-1] + "A")
+	f.Add("e30.AAAA")
+	f.Fuzz(func(t *testing.T, token string) {
+		st, err := s.open(token)
+		if err == nil {
+			require.Equal(t, good, token, "only the signed token opens: %+v", st)
+		}
+	})
+}
