@@ -216,3 +216,51 @@ func TestGeminiBinaryRefusesCleartextKey(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, stderr, "clear text")
 }
+
+// writeNoteScript has the model write note.txt, then answer.
+func writeNoteScript() *fake.Server {
+	return fake.New(
+		fake.Reply(fake.Call("w1", "write_file", map[string]any{"path": "note.txt", "content": "approved by a human\n"})),
+		fake.Reply(fake.Text("Done.")))
+}
+
+// TestGeminiApprovalAgainstTheRealServer drives toolwarden's own approval
+// (write_file is offered behind elicit by default) through the bridge:
+// without a terminal and without --yes the bridge declines, the model is
+// told, and nothing is written; with --yes the bridge accepts this one call
+// and the file is written. Both the in-process server and a stdio server
+// process are tried.
+func TestGeminiApprovalAgainstTheRealServer(t *testing.T) {
+	for _, mode := range []string{"in-process", "stdio"} {
+		t.Run(mode, func(t *testing.T) {
+			ws, env := geminiWorkspace(t)
+			server := func() []string {
+				if mode == "stdio" {
+					return []string{"--server-cmd", binary + " serve --workspace '" + ws + "'"}
+				}
+				return []string{"--workspace", ws}
+			}
+
+			f := writeNoteScript()
+			defer f.Close()
+			stdout, stderr, err := geminiRun(t, env, append(server(), "--base-url", f.URL, "Write the note.")...)
+			require.NoError(t, err, stderr)
+			assert.Equal(t, "Done.\n", stdout)
+			assert.NoFileExists(t, filepath.Join(ws, "note.txt"), "a declined approval writes nothing")
+			frs := f.Requests()[1].FunctionResponses()
+			require.Len(t, frs, 1)
+			out, _ := json.Marshal(frs[0]["response"])
+			assert.Contains(t, string(out), "denied.approval_declined", "the model learns the human said no")
+
+			f = writeNoteScript()
+			defer f.Close()
+			stdout, stderr, err = geminiRun(t, env, append(server(), "--yes", "--base-url", f.URL, "Write the note.")...)
+			require.NoError(t, err, stderr)
+			assert.Equal(t, "Done.\n", stdout)
+			got, err := os.ReadFile(filepath.Join(ws, "note.txt"))
+			require.NoError(t, err, "an approval accepted with --yes lets the write run")
+			assert.Equal(t, "approved by a human\n", string(got))
+			assert.Contains(t, stderr, "note.txt", "the action shown for approval names the file")
+		})
+	}
+}
