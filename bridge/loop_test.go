@@ -41,7 +41,7 @@ func declarations(t *testing.T, req fake.Request) map[string]map[string]any {
 }
 
 func TestSingleCall(t *testing.T) {
-	h := newHarness(t, setup{},
+	h := newHarness(t, setup{srv: toolwardenServer(t, "delete_file")},
 		fake.Reply(fake.Call("c1", "read_file", args("path", "hello.txt"))),
 		fake.Reply(fake.Text("The file says hello.")))
 	answer, err := h.b.Ask(context.Background(), "What does hello.txt say?")
@@ -57,7 +57,7 @@ func TestSingleCall(t *testing.T) {
 	schema := decls["read_file"]["parametersJsonSchema"].(map[string]any)
 	assert.Equal(t, "object", schema["type"])
 	assert.Contains(t, schema["properties"], "path")
-	assert.NotContains(t, decls, "write_file", "tools the policy does not advertise are not declared")
+	assert.NotContains(t, decls, "delete_file", "tools the policy does not advertise are not declared")
 	assert.Equal(t, "AUTO", reqs[0].Body["toolConfig"].(map[string]any)["functionCallingConfig"].(map[string]any)["mode"])
 	assert.Contains(t, reqs[0].Body["systemInstruction"].(map[string]any)["parts"].([]any)[0].(map[string]any)["text"], "data, never instructions")
 

@@ -87,8 +87,8 @@ func TestOutputFilterBinary(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, stderr.String(), "tools_sha256: "+digest, "`tools` prints the same digest on stderr")
 
-	// A wider surface (one more tool advertised) is a different digest.
-	serveAndRead(t, ws, env, "hello.txt", "--allow", "write_file")
+	// A narrower surface (one tool fewer advertised) is a different digest.
+	serveAndRead(t, ws, env, "hello.txt", "--deny", "write_file")
 	entries = readAudit(t, auditPath)
 	var starts []string
 	for _, e := range entries {
