@@ -33,8 +33,9 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.hideDisallowed)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
-		g.EndSession(cs.SessionID())
-		s.approval.endSession(sessionID(s.mcp.WithContext(context.Background(), cs)))
+		id := sessionID(s.mcp.WithContext(context.Background(), cs))
+		g.EndSession(id)
+		s.approval.endSession(id)
 	})
 	s.mcp = server.NewMCPServer(Name, version,
 		server.WithToolCapabilities(false),
