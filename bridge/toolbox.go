@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/google/shlex"
@@ -71,7 +72,9 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 		if err != nil || len(argv) == 0 {
 			return nil, fmt.Errorf("--server-cmd %q: cannot split into a command and arguments", srv.Command)
 		}
-		var topts []transport.StdioOption
+		// The command gets exactly serverEnv: mcp-go's default appends the
+		// given variables to the whole environment, keys included.
+		topts := []transport.StdioOption{transport.WithCommandFunc(serverCommand)}
 		if srv.Stderr != nil {
 			topts = append(topts, transport.WithCommandStderrWriter(srv.Stderr))
 		}
@@ -99,6 +102,14 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 // secretEnv are variables a tool server never needs: the model's API key
 // stays with the bridge.
 var secretEnv = []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY="}
+
+// serverCommand builds the stdio server's process with env as its whole
+// environment.
+func serverCommand(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+	cmd := exec.CommandContext(ctx, command, args...)
+	cmd.Env = env
+	return cmd, nil
+}
 
 // serverEnv is the environment of a stdio server: ours without the keys.
 func serverEnv(env []string) []string {

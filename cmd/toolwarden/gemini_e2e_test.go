@@ -264,3 +264,20 @@ func TestGeminiApprovalAgainstTheRealServer(t *testing.T) {
 		})
 	}
 }
+
+// TestGeminiBinaryServerCmdNeverSeesTheKey: a --server-cmd server is
+// another program; the model's API key stays with the bridge.
+func TestGeminiBinaryServerCmdNeverSeesTheKey(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	dump := filepath.Join(t.TempDir(), "server-env")
+	serverCmd := "sh -c 'env > \"$0\"; exec \"$1\" serve --workspace \"$2\"' '" + dump + "' '" + binary + "' '" + ws + "'"
+	stdout, stderr, err := geminiRun(t, env, "--base-url", f.URL, "--server-cmd", serverCmd, "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr)
+	got, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "PATH=", "the server gets the rest of the environment")
+	assert.NotContains(t, string(got), geminiKey)
+}
