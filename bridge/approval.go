@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,10 +18,10 @@ import (
 // answers approval prompts only, it never overrides a guard denial, which
 // is a tool result and never reaches the approver.
 type Approver struct {
-	In          *bufio.Reader // the terminal; shared with the REPL
-	Out         io.Writer     // where the prompt is shown (stderr)
-	Interactive bool          // In is a terminal
-	Yes         bool          // --yes: accept every approval prompt, logged
+	In          *Input    // the terminal; shared with the REPL
+	Out         io.Writer // where the prompt is shown (stderr)
+	Interactive bool      // In is a terminal
+	Yes         bool      // --yes: accept every approval prompt, logged
 	Log         *slog.Logger
 	mu          sync.Mutex // one prompt at a time, even with --parallel
 }
@@ -46,7 +45,7 @@ func (a *Approver) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp
 		return decline(), nil
 	}
 	fmt.Fprintf(a.Out, "\n[approval] %s\nApprove? [y/N] ", action)
-	answer, err := readLine(ctx, a.In)
+	answer, err := a.In.ReadLine(ctx)
 	if err != nil || !isYes(answer) {
 		fmt.Fprintln(a.Out, "[approval] declined")
 		return decline(), nil

@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -111,7 +110,7 @@ func approvalError(t *testing.T, h *harness) map[string]any {
 }
 
 func TestApprovalDeclinedWhenNotInteractive(t *testing.T) {
-	h := newHarness(t, setup{srv: approvalServer(), approver: &bridge.Approver{In: bufio.NewReader(strings.NewReader("y\n"))}},
+	h := newHarness(t, setup{srv: approvalServer(), approver: &bridge.Approver{In: bridge.NewInput(strings.NewReader("y\n"))}},
 		approvalTurns("config.yaml")...)
 	_, err := h.b.Ask(context.Background(), "write it")
 	require.NoError(t, err)
@@ -136,7 +135,7 @@ func TestApprovalYesAcceptsAndIsLogged(t *testing.T) {
 
 func TestApprovalOnTerminal(t *testing.T) {
 	for answer, accepted := range map[string]bool{"y\n": true, "YES\n": true, "n\n": false, "\n": false, "": false, "sure\n": false} {
-		approver := &bridge.Approver{Interactive: true, In: bufio.NewReader(strings.NewReader(answer))}
+		approver := &bridge.Approver{Interactive: true, In: bridge.NewInput(strings.NewReader(answer))}
 		h := newHarness(t, setup{srv: approvalServer(), approver: approver}, approvalTurns("a.txt")...)
 		_, err := h.b.Ask(context.Background(), "write it")
 		require.NoError(t, err)

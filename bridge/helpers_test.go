@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -98,7 +97,7 @@ func newHarnessFor(t testing.TB, srv bridge.Server, s setup, turns ...geminifake
 	t.Cleanup(func() { require.Empty(t, h.fake.Problems()) })
 	log := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if s.approver == nil {
-		s.approver = &bridge.Approver{In: bufio.NewReader(strings.NewReader("")), Out: h.prompts, Log: log}
+		s.approver = &bridge.Approver{In: bridge.NewInput(strings.NewReader("")), Out: h.prompts, Log: log}
 	}
 	if s.approver.Out == nil {
 		s.approver.Out = h.prompts

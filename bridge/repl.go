@@ -1,11 +1,11 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -13,23 +13,30 @@ import (
 // commands /tools, /reset, /save FILE and /quit.
 type REPL struct {
 	Bridge  *Bridge
-	In      *bufio.Reader // shared with the Approver
-	Out     io.Writer     // answers (stdout)
-	Err     io.Writer     // prompt, notices and errors (stderr)
-	Session string        // --session file, saved after every turn; "" for none
+	In      *Input    // shared with the Approver
+	Out     io.Writer // answers (stdout)
+	Err     io.Writer // prompt, notices and errors (stderr)
+	Session string    // --session file, saved after every turn; "" for none
+	// Interrupt delivers Ctrl-C: during a turn it cancels that turn (the
+	// model request, the tool call, an approval prompt) and the prompt
+	// comes back; at the prompt it ends the REPL. nil: none.
+	Interrupt <-chan os.Signal
 }
 
 const replHelp = "Commands: /tools, /reset, /save FILE, /quit. Anything else is sent to the model."
 
-// Run reads prompts until /quit, end of input or ctx ends.
+// Run reads prompts until /quit, end of input, Ctrl-C at the prompt or
+// ctx ends.
 func (r *REPL) Run(ctx context.Context) error {
 	fmt.Fprintln(r.Err, "toolwarden gemini: "+replHelp)
 	for {
 		fmt.Fprint(r.Err, "> ")
-		line, err := readLine(ctx, r.In)
+		readCtx, stop := r.onInterrupt(ctx)
+		line, err := r.In.ReadLine(readCtx)
+		interrupted := stop()
 		if err != nil {
 			fmt.Fprintln(r.Err)
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || (interrupted && ctx.Err() == nil) {
 				return nil
 			}
 			return err
@@ -46,6 +53,51 @@ func (r *REPL) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// onInterrupt returns ctx, cancelled also by the next interrupt; stop
+// ends the watch and reports whether an interrupt came.
+func (r *REPL) onInterrupt(ctx context.Context) (context.Context, func() bool) {
+	ctx, cancel := context.WithCancel(ctx)
+	done, finished := make(chan struct{}), make(chan struct{})
+	var hit bool
+	go func() {
+		defer close(finished)
+		select {
+		case <-r.Interrupt:
+			hit = true
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() bool {
+		close(done)
+		<-finished
+		cancel()
+		return hit
+	}
+}
+
+// ask runs one prompt as a turn that Ctrl-C cancels.
+func (r *REPL) ask(ctx context.Context, prompt string) error {
+	turn, stop := r.onInterrupt(ctx)
+	r.In.setTurn(turn)
+	answer, err := r.Bridge.Ask(turn, prompt)
+	r.In.setTurn(nil)
+	if interrupted := stop(); err != nil && interrupted && ctx.Err() == nil {
+		// Ask left the history as it was before the prompt. Ctrl-C
+		// pressed again while the turn was ending is not an exit.
+		for len(r.Interrupt) > 0 {
+			<-r.Interrupt
+		}
+		fmt.Fprintln(r.Err, "interrupted")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(r.Out, answer)
+	return r.save()
 }
 
 // handle runs one line: a command or a prompt.
@@ -78,12 +130,7 @@ func (r *REPL) handle(ctx context.Context, line string) (quit bool, err error) {
 	case strings.HasPrefix(cmd, "/"):
 		return false, fmt.Errorf("unknown command %s; %s", cmd, replHelp)
 	default:
-		answer, err := r.Bridge.Ask(ctx, line)
-		if err != nil {
-			return false, err
-		}
-		fmt.Fprintln(r.Out, answer)
-		return false, r.save()
+		return false, r.ask(ctx, line)
 	}
 	return false, nil
 }
@@ -93,27 +140,4 @@ func (r *REPL) save() error {
 		return nil
 	}
 	return r.Bridge.History.Save(r.Session)
-}
-
-// readLine reads one line, giving up when ctx ends (Ctrl-C). The reading
-// goroutine is left behind then; the process is about to end.
-func readLine(ctx context.Context, in *bufio.Reader) (string, error) {
-	type line struct {
-		s   string
-		err error
-	}
-	ch := make(chan line, 1)
-	go func() {
-		s, err := in.ReadString('\n')
-		ch <- line{s, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return "", ctx.Err()
-	case l := <-ch:
-		if l.err != nil && l.s == "" {
-			return "", l.err
-		}
-		return l.s, nil
-	}
 }

@@ -1,11 +1,13 @@
 package bridge_test
 
 import (
-	"bufio"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +20,7 @@ func TestREPLSavesEveryTurnAndResets(t *testing.T) {
 	session := filepath.Join(t.TempDir(), "s.json")
 	var out, errOut syncBuffer
 	input := "hello\n/save\n/reset\nagain\n/nope\n/quit\nnever sent\n"
-	r := &bridge.REPL{Bridge: h.b, In: bufio.NewReader(strings.NewReader(input)), Out: &out, Err: &errOut, Session: session}
+	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(strings.NewReader(input)), Out: &out, Err: &errOut, Session: session}
 	require.NoError(t, r.Run(context.Background()))
 
 	assert.Equal(t, "first answer\nafter reset\n", out.String())
@@ -35,7 +37,94 @@ func TestREPLSavesEveryTurnAndResets(t *testing.T) {
 func TestREPLEndsAtEOF(t *testing.T) {
 	h := newHarness(t, setup{})
 	var out syncBuffer
-	r := &bridge.REPL{Bridge: h.b, In: bufio.NewReader(strings.NewReader("/tools\n")), Out: &out, Err: &out}
+	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(strings.NewReader("/tools\n")), Out: &out, Err: &out}
 	require.NoError(t, r.Run(context.Background()))
 	assert.Contains(t, out.String(), "read_file — Read")
+}
+
+// waitFor polls cond for up to ten seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out waiting for " + what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestREPLCtrlCCancelsTheTurnOnly(t *testing.T) {
+	h := newHarness(t, setup{}, fake.Turn{Hang: true}, fake.Reply(fake.Text("second answer")))
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	interrupt := make(chan os.Signal, 1)
+	var out, errOut syncBuffer
+	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(inR), Out: &out, Err: &errOut, Interrupt: interrupt}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+
+	_, _ = io.WriteString(inW, "first\n")
+	waitFor(t, "the model request", func() bool { return len(h.fake.Requests()) == 1 })
+	interrupt <- os.Interrupt
+	waitFor(t, "the prompt again", func() bool { return strings.Contains(errOut.String(), "interrupted\n> ") })
+	assert.Empty(t, h.b.History.Contents, "the interrupted turn is rolled back")
+
+	_, _ = io.WriteString(inW, "second\n")
+	waitFor(t, "the second answer", func() bool { return strings.Contains(out.String(), "second answer") })
+	reqs := h.fake.Requests()
+	require.Len(t, reqs, 2)
+	assert.Len(t, reqs[1].Contents(), 1, "nothing of the interrupted turn is sent")
+	assert.Equal(t, "second", reqs[1].LastText())
+
+	waitFor(t, "the idle prompt", func() bool { return strings.Count(errOut.String(), "> ") == 3 })
+	interrupt <- os.Interrupt // at the prompt: the REPL ends
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-C at the prompt did not end the REPL")
+	}
+}
+
+func TestREPLCtrlCDuringApprovalPrompt(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) {
+		testREPLCtrlCDuringApprovalPrompt(t, bridge.Server{InProcess: approvalServer()}, "risky_write")
+	})
+	t.Run("stdio", func(t *testing.T) {
+		t.Setenv(approvalServerEnv, "1")
+		testREPLCtrlCDuringApprovalPrompt(t, bridge.Server{Command: os.Args[0]}, "mrtr_write")
+	})
+}
+
+func testREPLCtrlCDuringApprovalPrompt(t *testing.T, srv bridge.Server, tool string) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	in := bridge.NewInput(inR)
+	approver := &bridge.Approver{Interactive: true, In: in}
+	h := newHarnessFor(t, srv, setup{approver: approver},
+		fake.Reply(fake.Call("w1", tool, args("path", "a.txt"))), fake.Reply(fake.Text("hello back")))
+	interrupt := make(chan os.Signal, 1)
+	var out, errOut syncBuffer
+	r := &bridge.REPL{Bridge: h.b, In: in, Out: &out, Err: &errOut, Interrupt: interrupt}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+
+	_, _ = io.WriteString(inW, "write it\n")
+	waitFor(t, "the approval prompt", func() bool { return strings.Contains(h.prompts.String(), "Approve? [y/N]") })
+	interrupt <- os.Interrupt
+	waitFor(t, "the prompt again", func() bool { return strings.Contains(errOut.String(), "interrupted\n> ") })
+	assert.Contains(t, h.prompts.String(), "[approval] declined")
+
+	// The next line is the REPL's, not the abandoned approval prompt's.
+	_, _ = io.WriteString(inW, "y\n")
+	waitFor(t, "the answer", func() bool { return strings.Contains(out.String(), "hello back") })
+	assert.Equal(t, "y", h.fake.Requests()[1].LastText())
+	require.NoError(t, inW.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("end of input did not end the REPL")
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/google/shlex"
 	"github.com/mark3labs/mcp-go/client"
@@ -104,10 +105,13 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 var secretEnv = []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY="}
 
 // serverCommand builds the stdio server's process with env as its whole
-// environment.
+// environment, in a process group of its own: the Ctrl-C a terminal sends
+// to its foreground group is the bridge's to handle (it cancels a turn),
+// and must not end the server the session goes on with.
 func serverCommand(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, command, args...)
 	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, nil
 }
 

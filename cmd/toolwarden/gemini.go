@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,13 @@ func newGeminiCmd() *cobra.Command {
 
 func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string) error {
 	ctx := cmd.Context()
+	var interrupts <-chan os.Signal
+	if prompt == "" {
+		// In the REPL, Ctrl-C cancels the turn in flight, not the session.
+		var stop func()
+		ctx, interrupts, stop = replSignals(ctx)
+		defer stop()
+	}
 	key := firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY")
 	if key == "" {
 		return bridge.ErrNoAPIKey
@@ -77,7 +85,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 	if g.serverToken != "" && g.serverURL == "" {
 		return errors.New("--server-token needs --server-url")
 	}
-	srv, log, closeServer, err := geminiServer(cmd, f, g)
+	srv, log, closeServer, err := geminiServer(ctx, cmd, f, g)
 	if err != nil {
 		return err
 	}
@@ -85,7 +93,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 	if g.yes {
 		log.Warn("--yes: approval prompts will be accepted without asking; guard denials still apply")
 	}
-	in := bufio.NewReader(os.Stdin)
+	in := bridge.NewInput(os.Stdin)
 	approver := &bridge.Approver{In: in, Out: os.Stderr, Interactive: term.IsTerminal(int(os.Stdin.Fd())), Yes: g.yes, Log: log}
 	tools, err := bridge.Connect(ctx, srv, approver)
 	if err != nil {
@@ -97,7 +105,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 		return err
 	}
 	if prompt == "" {
-		return interrupted(ctx, (&bridge.REPL{Bridge: b, In: in, Out: os.Stdout, Err: os.Stderr, Session: g.session}).Run(ctx))
+		return interrupted(ctx, (&bridge.REPL{Bridge: b, In: in, Out: os.Stdout, Err: os.Stderr, Session: g.session, Interrupt: interrupts}).Run(ctx))
 	}
 	answer, err := b.Ask(ctx, prompt)
 	if err != nil {
@@ -112,7 +120,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 
 // geminiServer is the MCP server to drive: toolwarden's own, built like
 // serve builds it, unless --server-cmd or --server-url names another.
-func geminiServer(cmd *cobra.Command, f *configFlags, g *geminiFlags) (bridge.Server, *slog.Logger, func(), error) {
+func geminiServer(ctx context.Context, cmd *cobra.Command, f *configFlags, g *geminiFlags) (bridge.Server, *slog.Logger, func(), error) {
 	if g.serverCmd != "" || g.serverURL != "" {
 		// The policy flags would configure a server that is not used; the
 		// user must not believe they narrowed what the other one allows.
@@ -136,7 +144,7 @@ func geminiServer(cmd *cobra.Command, f *configFlags, g *geminiFlags) (bridge.Se
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
-	built, err := mcpserver.Build(cmd.Context(), l.Config, audit, version, log)
+	built, err := mcpserver.Build(ctx, l.Config, audit, version, log)
 	if err != nil {
 		audit.Close()
 		return bridge.Server{}, nil, nil, err
@@ -167,6 +175,28 @@ func newBridge(ctx context.Context, g *geminiFlags, key string, tools *bridge.To
 		return nil, err
 	}
 	return b, nil
+}
+
+// replSignals detaches ctx from the Ctrl-C that cancels it (main's
+// signal context) and delivers Ctrl-C on a channel instead; SIGTERM still
+// ends the returned context.
+func replSignals(parent context.Context) (context.Context, <-chan os.Signal, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	interrupts, terms := make(chan os.Signal, 1), make(chan os.Signal, 1)
+	signal.Notify(interrupts, os.Interrupt)
+	signal.Notify(terms, syscall.SIGTERM)
+	go func() {
+		select {
+		case <-terms:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, interrupts, func() {
+		signal.Stop(interrupts)
+		signal.Stop(terms)
+		cancel()
+	}
 }
 
 // interrupted reports Ctrl-C as such rather than as a context error.

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,4 +283,72 @@ func TestGeminiBinaryServerCmdNeverSeesTheKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "PATH=", "the server gets the rest of the environment")
 	assert.NotContains(t, string(got), geminiKey)
+}
+
+// TestGeminiBinaryREPLCtrlC: in the REPL, Ctrl-C cancels the turn in flight
+// and the prompt comes back, with the same server session; at the prompt
+// it ends the REPL. The signal goes to the whole process group, as a
+// terminal sends it, so a --server-cmd server must not be in that group.
+func TestGeminiBinaryREPLCtrlC(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := fake.New(fake.Turn{Hang: true},
+		fake.Reply(fake.Call("e1", "read_file", map[string]any{"path": "hello.txt"})),
+		fake.Reply(fake.Text("The file greets you: hello from toolwarden.")))
+	defer f.Close()
+	cmd := exec.CommandContext(ctxT(t), binary, "gemini", "--base-url", f.URL, "--server-cmd", binary+" serve --workspace '"+ws+"'")
+	cmd.Env = append(env, "GEMINI_API_KEY="+geminiKey)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	ctrlC := func() { require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)) }
+	wait := func(what string, cond func() bool) {
+		for !cond() {
+			select {
+			case <-ctxT(t).Done():
+				t.Fatalf("waiting for %s; stderr:\n%s", what, stderr.String())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+
+	_, _ = io.WriteString(stdin, "Say something slow.\n")
+	wait("the model request", func() bool { return len(f.Requests()) == 1 })
+	ctrlC()
+	wait("the prompt again", func() bool { return strings.Contains(stderr.String(), "interrupted\n> ") })
+
+	_, _ = io.WriteString(stdin, "What does hello.txt say?\n")
+	wait("the answer", func() bool { return strings.Contains(stdout.String(), "hello from toolwarden") })
+	reqs := f.Requests()
+	require.Len(t, reqs, 3)
+	assert.Len(t, reqs[1].Contents(), 1, "the interrupted turn left nothing in the history")
+	frs := reqs[2].FunctionResponses()
+	require.Len(t, frs, 1)
+	out, _ := json.Marshal(frs[0]["response"])
+	assert.Contains(t, string(out), "hello from toolwarden", "the server outlived the Ctrl-C")
+
+	wait("the idle prompt", func() bool { return strings.Count(stderr.String(), "> ") == 3 })
+	ctrlC()
+	require.NoError(t, cmd.Wait(), "Ctrl-C at the prompt ends the REPL; stderr:\n%s", stderr.String())
+	assert.NotContains(t, stderr.String(), geminiKey)
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
