@@ -74,6 +74,11 @@ func describe(p mcp.ElicitationParams) string {
 	return b.String()
 }
 
+// Printable is s made safe for a terminal: what the model or a server
+// wrote (answers, tool names and descriptions) goes through it before it
+// is shown.
+func Printable(s string) string { return visible(s) }
+
 // visible replaces control and invisible format characters (ANSI escapes,
 // carriage returns, bidi overrides) with their escaped form; newlines and
 // tabs stay.

@@ -61,7 +61,7 @@ func (b *Bridge) runBlocks(ctx context.Context, text string) *genai.Content {
 		if c.Err == nil {
 			resp = b.call(ctx, c.Tool, c.Args)
 		} else {
-			fmt.Fprintf(b.activity, "× json block %d: %v\n", i+1, c.Err)
+			fmt.Fprintf(b.activity, "× json block %d: %s\n", i+1, visible(c.Err.Error()))
 			resp = malformedResponse(c.Err)
 		}
 		blocks[i] = resultBlock(i+1, c.Tool, resp)
@@ -76,13 +76,13 @@ func (b *Bridge) call(ctx context.Context, name string, args map[string]any) map
 	fmt.Fprintf(b.activity, "→ %s %s\n", visible(name), visible(clip(string(shown), 200)))
 	res, err := b.tools.Call(ctx, name, args)
 	if err != nil {
-		fmt.Fprintf(b.activity, "← %s failed: %v\n", visible(name), err)
+		fmt.Fprintf(b.activity, "← %s failed: %s\n", visible(name), visible(err.Error()))
 		return errorResponse("bridge.call_failed", err.Error(),
 			"Call only the declared tools, with a JSON object of arguments: "+strings.Join(b.toolNames(), ", "))
 	}
 	if res.IsError {
 		e := resultError(res)
-		fmt.Fprintf(b.activity, "← %s error %v\n", visible(name), e["code"])
+		fmt.Fprintf(b.activity, "← %s error %s\n", visible(name), visible(fmt.Sprint(e["code"])))
 		return map[string]any{"error": e}
 	}
 	fmt.Fprintf(b.activity, "← %s ok\n", visible(name))

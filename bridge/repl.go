@@ -96,7 +96,7 @@ func (r *REPL) ask(ctx context.Context, prompt string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(r.Out, answer)
+	fmt.Fprintln(r.Out, Printable(answer))
 	return r.save()
 }
 
@@ -113,7 +113,7 @@ func (r *REPL) handle(ctx context.Context, line string) (quit bool, err error) {
 	case cmd == "/tools":
 		for _, t := range r.Bridge.Tools() {
 			desc, _, _ := strings.Cut(t.Description, "\n")
-			fmt.Fprintf(r.Out, "%s — %s\n", t.Name, desc)
+			fmt.Fprintf(r.Out, "%s — %s\n", visible(t.Name), visible(desc))
 		}
 	case cmd == "/reset":
 		r.Bridge.History.Reset()

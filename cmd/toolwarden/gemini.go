@@ -111,7 +111,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 	if err != nil {
 		return interrupted(ctx, err)
 	}
-	fmt.Fprintln(os.Stdout, answer)
+	fmt.Fprintln(os.Stdout, bridge.Printable(answer))
 	if g.session != "" {
 		return b.History.Save(g.session)
 	}

@@ -352,3 +352,12 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestGeminiBinaryAnswerEscaped(t *testing.T) {
+	ws, env := geminiWorkspace(t)
+	f := fake.New(fake.Reply(fake.Text("ok\x1b]0;pwned\x07\x1b[2J\nline two")))
+	defer f.Close()
+	stdout, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "hi")
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "ok\\u001b]0;pwned\\u0007\\u001b[2J\nline two\n", stdout, "a model answer cannot drive the terminal")
+}
