@@ -48,6 +48,10 @@ type Bridge struct {
 // requests.
 var ErrMaxSteps = errors.New("the model did not give a final answer within --max-steps requests")
 
+// ErrContextBudget is returned when what cannot be dropped from the
+// history (the first message and the newest turn) is over the budget.
+var ErrContextBudget = errors.New("the conversation does not fit the context budget")
+
 // New prepares a conversation. Tools whose schema cannot be adapted for
 // Gemini are left out with a warning.
 func New(model Model, tools *Toolbox, opts Options, activity io.Writer, log *slog.Logger) (*Bridge, error) {
@@ -83,6 +87,10 @@ func (b *Bridge) loop(ctx context.Context) (string, error) {
 		contents, dropped := b.History.Fit(b.opts.MaxContextTokens)
 		if dropped > 0 {
 			b.log.Info("history truncated to fit --max-context-tokens", "dropped_messages", dropped)
+		}
+		if n := b.History.estimate(contents); b.opts.MaxContextTokens > 0 && n > b.opts.MaxContextTokens {
+			return "", fmt.Errorf("%w: the first message and the newest turn alone are about %d tokens, over --max-context-tokens %d",
+				ErrContextBudget, n, b.opts.MaxContextTokens)
 		}
 		resp, err := b.model.Generate(ctx, contents, b.config)
 		if err != nil {

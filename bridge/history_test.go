@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
@@ -149,4 +151,29 @@ func TestLoadHistoryRejectsBadFiles(t *testing.T) {
 		_, err := bridge.LoadHistory(p)
 		assert.Error(t, err, name)
 	}
+}
+
+// TestOverBudgetIsAClearError: when the first message and the newest turn
+// alone are over --max-context-tokens, nothing is left to drop; the
+// request is not sent over the budget, the prompt fails with a clear
+// error, and the history is left as it was.
+func TestOverBudgetIsAClearError(t *testing.T) {
+	srv := server.NewMCPServer("big", "1")
+	srv.AddTool(mcp.NewTool("big_read", mcp.WithReadOnlyHintAnnotation(true)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText(strings.Repeat("x", 8000)), nil
+		})
+	h := newHarness(t, setup{srv: srv, opts: bridge.Options{MaxContextTokens: 500}},
+		fake.Reply(fake.Call("b1", "big_read", nil)))
+	_, err := h.b.Ask(context.Background(), "read the big thing")
+	require.ErrorIs(t, err, bridge.ErrContextBudget)
+	assert.Contains(t, err.Error(), "--max-context-tokens 500")
+	assert.Len(t, h.fake.Requests(), 1, "no request goes out over the budget")
+	assert.Empty(t, h.b.History.Contents)
+
+	// The first message alone over the budget: not even sent.
+	h = newHarness(t, setup{srv: srv, opts: bridge.Options{MaxContextTokens: 10}})
+	_, err = h.b.Ask(context.Background(), strings.Repeat("long question ", 20))
+	require.ErrorIs(t, err, bridge.ErrContextBudget)
+	assert.Empty(t, h.fake.Requests())
 }
