@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"google.golang.org/genai"
 )
@@ -89,12 +90,14 @@ func truncationNote(n int) *genai.Content {
 }
 
 // splitUnits groups contents so that a turn with function calls and the
-// turn with their responses stay together.
+// turn with their responses stay together, and so do, in the json-block
+// protocol, a model turn with blocks and the user turn with their results.
 func splitUnits(contents []*genai.Content) [][]*genai.Content {
 	var units [][]*genai.Content
 	for i := 0; i < len(contents); i++ {
 		c := contents[i]
-		if hasFunctionCalls(c) && i+1 < len(contents) && hasFunctionResponses(contents[i+1]) {
+		if i+1 < len(contents) && (hasFunctionCalls(c) && hasFunctionResponses(contents[i+1]) ||
+			c.Role == genai.RoleModel && hasResultBlocks(contents[i+1])) {
 			units = append(units, contents[i:i+2])
 			i++
 			continue
@@ -111,6 +114,11 @@ func hasFunctionCalls(c *genai.Content) bool {
 		}
 	}
 	return false
+}
+
+// hasResultBlocks reports whether c is the bridge's answer to json blocks.
+func hasResultBlocks(c *genai.Content) bool {
+	return c.Role == genai.RoleUser && strings.HasPrefix(text(c), "```json-result\n")
 }
 
 func hasFunctionResponses(c *genai.Content) bool {

@@ -101,3 +101,29 @@ func FuzzParseBlocks(f *testing.F) {
 		}
 	})
 }
+
+// TestJSONBlockTruncationKeepsBlocksWithResults: in the json-block
+// protocol a call is a model turn's block and its response the next user
+// turn's result block; truncation must not keep one without the other.
+func TestJSONBlockTruncationKeepsBlocksWithResults(t *testing.T) {
+	var turns []fake.Turn
+	for range 6 {
+		turns = append(turns, fake.Reply(fake.Text("```json\n{\"tool\": \"read_file\", \"arguments\": {\"path\": \"notes.md\"}}\n```\n")))
+	}
+	turns = append(turns, fake.Reply(fake.Text("done")))
+	h := newHarness(t, setup{opts: bridge.Options{Protocol: bridge.ProtocolJSONBlock, MaxContextTokens: 300}}, turns...)
+	_, err := h.b.Ask(context.Background(), "FIRST QUESTION: summarise the notes")
+	require.NoError(t, err)
+	truncated := false
+	for i, r := range h.fake.Requests() {
+		contents := r.Contents()
+		truncated = truncated || len(contents) < 2*i+1
+		for j, c := range contents {
+			if strings.Contains(mustJSON(c), "json-result") {
+				require.Positive(t, j)
+				assert.Contains(t, mustJSON(contents[j-1]), `\"tool\": \"read_file\"`, "request %d content %d: results follow their blocks", i, j)
+			}
+		}
+	}
+	assert.True(t, truncated, "the budget made the bridge drop turns")
+}
