@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -188,6 +189,65 @@ func LoadHistory(path string) (*History, error) {
 		if c == nil || (c.Role != genai.RoleUser && c.Role != genai.RoleModel) {
 			return nil, fmt.Errorf("loading session %s: message %d has no user or model role", path, i)
 		}
+		if err := checkTurn(s.Contents, i); err != nil {
+			return nil, fmt.Errorf("loading session %s: message %d: %w", path, i, err)
+		}
 	}
 	return &History{Contents: s.Contents}, nil
+}
+
+// checkTurn checks content i of a loaded session against what the bridge
+// writes, so that a session file cannot bring in what no model or tool
+// said: a user turn holds text or the responses to the calls of the model
+// turn just before it (same tools, same IDs, in order), and every call is
+// answered that way; nothing else, such as file data the API would fetch.
+func checkTurn(contents []*genai.Content, i int) error {
+	c := contents[i]
+	for _, p := range c.Parts {
+		switch {
+		case p == nil:
+			return errors.New("an empty part")
+		case p.FunctionResponse != nil && c.Role != genai.RoleUser:
+			return errors.New("a function response in a model turn")
+		case p.FunctionCall != nil && c.Role != genai.RoleModel:
+			return errors.New("a function call in a user turn")
+		case p.FileData != nil || p.InlineData != nil || p.ExecutableCode != nil || p.CodeExecutionResult != nil:
+			return errors.New("content of a kind the bridge does not write")
+		case c.Role == genai.RoleUser && p.Text == "" && p.FunctionResponse == nil:
+			return errors.New("a user part with neither text nor a function response")
+		}
+	}
+	var calls, resps []*genai.Part
+	if hasFunctionCalls(c) {
+		if i+1 == len(contents) || !hasFunctionResponses(contents[i+1]) {
+			return errors.New("function calls without their responses")
+		}
+	}
+	if !hasFunctionResponses(c) {
+		return nil
+	}
+	if i == 0 {
+		return errors.New("function responses with no calls before them")
+	}
+	for _, p := range contents[i-1].Parts {
+		if p.FunctionCall != nil {
+			calls = append(calls, p)
+		}
+	}
+	for _, p := range c.Parts {
+		if p.FunctionResponse == nil {
+			return errors.New("function responses mixed with other content")
+		}
+		resps = append(resps, p)
+	}
+	if len(calls) != len(resps) {
+		return fmt.Errorf("%d function responses to %d calls", len(resps), len(calls))
+	}
+	for k, r := range resps {
+		call, resp := calls[k].FunctionCall, r.FunctionResponse
+		if call.Name != resp.Name || call.ID != resp.ID {
+			return fmt.Errorf("response %d (%s %q) does not answer call %d (%s %q)", k+1, resp.Name, resp.ID, k+1, call.Name, call.ID)
+		}
+	}
+	return nil
 }
