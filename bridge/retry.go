@@ -22,11 +22,16 @@ type Retry struct {
 	Attempts int           // total attempts, including the first
 	Base     time.Duration // backoff before the second attempt
 	Max      time.Duration // cap on one wait
+	// MaxAfter is the longest wait a server may ask for (Retry-After,
+	// RetryInfo); asked more, the request fails at once rather than hang.
+	// 0: two minutes.
+	MaxAfter time.Duration
 	// Sleep waits for d or until ctx ends; tests replace it to run fast.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// DefaultRetry is five attempts, starting at one second, capped at 30 s.
+// DefaultRetry is five attempts, starting at one second, capped at 30 s;
+// a server may ask for up to two minutes.
 func DefaultRetry() Retry {
 	return Retry{Attempts: 5, Base: time.Second, Max: 30 * time.Second, Sleep: sleepCtx}
 }
@@ -54,13 +59,22 @@ func (r Retry) Do(ctx context.Context, op func(ctx context.Context) error, after
 			return fmt.Errorf("giving up after %d attempts: %w", attempt, err)
 		}
 		wait := r.backoff(attempt)
-		if a := after(); a > wait {
+		if a := after(); a > r.maxAfter() {
+			return fmt.Errorf("the server asks to wait %s before retrying, more than %s: %w", a.Round(time.Second), r.maxAfter(), err)
+		} else if a > wait {
 			wait = a
 		}
 		if serr := r.Sleep(ctx, wait); serr != nil {
 			return serr
 		}
 	}
+}
+
+func (r Retry) maxAfter() time.Duration {
+	if r.MaxAfter <= 0 {
+		return 2 * time.Minute
+	}
+	return r.MaxAfter
 }
 
 // backoff is full jitter over Base·2^(attempt-1), capped at Max.

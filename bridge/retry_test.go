@@ -75,3 +75,29 @@ func TestRetryStopsOnCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 1, calls)
 }
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	at := time.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)
+	h := newHarness(t, setup{},
+		fake.Turn{Status: http.StatusServiceUnavailable, Header: map[string]string{"Retry-After": at}},
+		fake.Reply(fake.Text("finally")))
+	_, err := h.b.Ask(context.Background(), "hi")
+	require.NoError(t, err)
+	require.Len(t, h.waits.d, 1)
+	assert.InDelta(t, 20*time.Second, h.waits.d[0], float64(2*time.Second))
+}
+
+// TestRetryAfterTooLongGivesUp: a server asking to wait longer than
+// MaxAfter (a day's quota spent, or a hostile endpoint) is not waited for
+// silently: the request fails at once, saying how long it asked.
+func TestRetryAfterTooLongGivesUp(t *testing.T) {
+	for _, header := range []map[string]string{{"Retry-After": "86400"}, {"Retry-After": time.Now().Add(3 * time.Hour).UTC().Format(http.TimeFormat)}} {
+		h := newHarness(t, setup{}, fake.Turn{Status: http.StatusTooManyRequests, Header: header, Repeat: true})
+		_, err := h.b.Ask(context.Background(), "hi")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "asks to wait")
+		assert.Contains(t, err.Error(), "429")
+		assert.Empty(t, h.waits.d, "no wait")
+		assert.Len(t, h.fake.Requests(), 1)
+	}
+}
