@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,7 +40,10 @@ func (b *Bridge) runCalls(ctx context.Context, turn *genai.Content) *genai.Conte
 		var wg sync.WaitGroup
 		for k := i; k < j; k++ {
 			wg.Go(func() {
-				resp := b.call(ctx, calls[k].Name, calls[k].Args)
+				resp := b.restricted(calls[k].Name)
+				if resp == nil {
+					resp = b.call(ctx, calls[k].Name, calls[k].Args)
+				}
 				parts[k] = &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: calls[k].ID, Name: calls[k].Name, Response: resp}}
 			})
 		}
@@ -47,6 +51,21 @@ func (b *Bridge) runCalls(ctx context.Context, turn *genai.Content) *genai.Conte
 		i = j
 	}
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
+}
+
+// restricted answers a call that --allowed-tools or --calling-mode none
+// rules out, whatever the response asked for; nil when it may run.
+func (b *Bridge) restricted(name string) map[string]any {
+	switch {
+	case strings.EqualFold(b.opts.CallingMode, "none"):
+		fmt.Fprintf(b.activity, "× %s refused: --calling-mode none\n", visible(name))
+		return errorResponse("bridge.not_allowed", "function calling is turned off for this conversation", "Answer in text.")
+	case len(b.opts.AllowedTools) > 0 && !slices.Contains(b.opts.AllowedTools, name):
+		fmt.Fprintf(b.activity, "× %s refused: not in --allowed-tools\n", visible(name))
+		return errorResponse("bridge.not_allowed", name+" is not one of the tools allowed for this conversation",
+			"Call only: "+strings.Join(b.opts.AllowedTools, ", "))
+	}
+	return nil
 }
 
 // runBlocks is runCalls for the json-block protocol.

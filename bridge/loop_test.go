@@ -252,3 +252,28 @@ func TestCallingModes(t *testing.T) {
 		assert.Equal(t, want, fcc["mode"], mode)
 	}
 }
+
+// TestCallsOutsideTheUsersRestriction: --allowed-tools and --calling-mode
+// none are the user's restriction, not only a hint to the API: a call
+// outside them (from a model that ignores the config, or an endpoint that
+// is not Google's) is answered with an error and never reaches a tool.
+func TestCallsOutsideTheUsersRestriction(t *testing.T) {
+	for name, opts := range map[string]bridge.Options{
+		"allowed-tools": {CallingMode: "any", AllowedTools: []string{"read_file"}},
+		"mode none":     {CallingMode: "none"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, setup{opts: opts},
+				fake.Reply(fake.Call("l1", "list_directory", args("path", "."))),
+				fake.Reply(fake.Text("ok")))
+			_, err := h.b.Ask(context.Background(), "list")
+			require.NoError(t, err)
+			frs := h.fake.Requests()[1].FunctionResponses()
+			require.Len(t, frs, 1)
+			assert.Equal(t, "l1", frs[0]["id"])
+			out := mustJSON(frs[0]["response"])
+			assert.Contains(t, out, "bridge.not_allowed")
+			assert.NotContains(t, out, "hello.txt", "the tool did not run")
+		})
+	}
+}
