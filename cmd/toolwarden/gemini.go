@@ -69,11 +69,14 @@ func newGeminiCmd() *cobra.Command {
 func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string) error {
 	ctx := cmd.Context()
 	var interrupts <-chan os.Signal
+	started := func() {}
 	if prompt == "" {
-		// In the REPL, Ctrl-C cancels the turn in flight, not the session.
+		// In the REPL, Ctrl-C cancels the turn in flight, not the session;
+		// until the first prompt it ends the command.
 		var stop func()
 		ctx, interrupts, stop = replSignals(ctx)
 		defer stop()
+		ctx, started = untilStarted(ctx, interrupts)
 	}
 	key := firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY")
 	if key == "" {
@@ -97,6 +100,11 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 	approver := &bridge.Approver{In: in, Out: os.Stderr, Interactive: term.IsTerminal(int(os.Stdin.Fd())), Yes: g.yes, Log: log}
 	tools, err := bridge.Connect(ctx, srv, approver)
 	if err != nil {
+		// mcp-go does not wrap the context's error: a Ctrl-C while the
+		// server starts is recognised by the context.
+		if ctx.Err() != nil {
+			return errors.New("interrupted")
+		}
 		return err
 	}
 	defer tools.Close()
@@ -105,6 +113,7 @@ func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string
 		return err
 	}
 	if prompt == "" {
+		started()
 		return interrupted(ctx, (&bridge.REPL{Bridge: b, In: in, Out: os.Stdout, Err: os.Stderr, Session: g.session, Interrupt: interrupts}).Run(ctx))
 	}
 	answer, err := b.Ask(ctx, prompt)
@@ -196,6 +205,26 @@ func replSignals(parent context.Context) (context.Context, <-chan os.Signal, fun
 		signal.Stop(interrupts)
 		signal.Stop(terms)
 		cancel()
+	}
+}
+
+// untilStarted returns ctx, cancelled by an interrupt until started is
+// called; from then on the interrupts are the REPL's. (ctx is the server's
+// too, so it is not cancelled when the watch ends.)
+func untilStarted(ctx context.Context, interrupts <-chan os.Signal) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case <-interrupts:
+			cancel()
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-finished
 	}
 }
 

@@ -361,3 +361,31 @@ func TestGeminiBinaryAnswerEscaped(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Equal(t, "ok\\u001b]0;pwned\\u0007\\u001b[2J\nline two\n", stdout, "a model answer cannot drive the terminal")
 }
+
+// TestGeminiBinaryREPLCtrlCDuringStartup: before the REPL's first prompt
+// (a server that never answers), Ctrl-C still ends the command.
+func TestGeminiBinaryREPLCtrlCDuringStartup(t *testing.T) {
+	_, env := geminiWorkspace(t)
+	cmd := exec.CommandContext(ctxT(t), binary, "gemini", "--base-url", "http://127.0.0.1:9", "--server-cmd", "sleep 60")
+	cmd.Env = append(env, "GEMINI_API_KEY="+geminiKey)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 1, exit.ExitCode())
+		assert.Contains(t, stderr.String(), "interrupted")
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("Ctrl-C during startup was ignored")
+	}
+}
