@@ -101,8 +101,9 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 }
 
 // secretEnv are variables a tool server never needs: the model's API key
-// stays with the bridge.
-var secretEnv = []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY="}
+// stays with the bridge, and so does the bearer token for a --server-url
+// server.
+var secretEnv = []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "TOOLWARDEN_SERVER_TOKEN="}
 
 // serverCommand builds the stdio server's process with env as its whole
 // environment, in a process group of its own: the Ctrl-C a terminal sends

@@ -276,13 +276,15 @@ func TestGeminiBinaryServerCmdNeverSeesTheKey(t *testing.T) {
 	defer f.Close()
 	dump := filepath.Join(t.TempDir(), "server-env")
 	serverCmd := "sh -c 'env > \"$0\"; exec \"$1\" serve --workspace \"$2\"' '" + dump + "' '" + binary + "' '" + ws + "'"
-	stdout, stderr, err := geminiRun(t, env, "--base-url", f.URL, "--server-cmd", serverCmd, "What does hello.txt say?")
+	stdout, stderr, err := geminiRun(t, append(env, serverTokenEnv+"=http-server-token-0123"),
+		"--base-url", f.URL, "--server-cmd", serverCmd, "What does hello.txt say?")
 	require.NoError(t, err, stderr)
 	checkReadHello(t, f, stdout, stderr)
 	got, err := os.ReadFile(dump)
 	require.NoError(t, err)
 	assert.Contains(t, string(got), "PATH=", "the server gets the rest of the environment")
 	assert.NotContains(t, string(got), geminiKey)
+	assert.NotContains(t, string(got), "http-server-token-0123", "nor the --server-url token")
 }
 
 // TestGeminiBinaryREPLCtrlC: in the REPL, Ctrl-C cancels the turn in flight
