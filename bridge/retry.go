@@ -16,7 +16,7 @@ import (
 
 // Retry is the policy for transient model errors: 429, 500 and 503
 // responses and network errors are retried with exponential backoff and
-// full jitter, waiting at least what the server asked for (Retry-After or
+// jitter, waiting at least what the server asked for (Retry-After or
 // a google.rpc.RetryInfo detail).
 type Retry struct {
 	Attempts int           // total attempts, including the first
@@ -77,7 +77,8 @@ func (r Retry) maxAfter() time.Duration {
 	return r.MaxAfter
 }
 
-// backoff is full jitter over Base·2^(attempt-1), capped at Max.
+// backoff is Base·2^(attempt-1), capped at Max, jittered to a random
+// wait between half and all of it ("equal jitter").
 func (r Retry) backoff(attempt int) time.Duration {
 	d := r.Base << (attempt - 1)
 	if d <= 0 || d > r.Max {
