@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,6 +45,10 @@ const systemPrompt = `You are working on the user's behalf through tools that a 
 func (b *Bridge) declarations() []*genai.FunctionDeclaration {
 	var decls []*genai.FunctionDeclaration
 	for _, t := range b.tools.Tools() {
+		if !geminiName.MatchString(t.Name) {
+			b.log.Warn("tool left out: Gemini does not accept its name", "tool", t.Name)
+			continue
+		}
 		schema, dropped, err := AdaptSchema(toolSchema(t))
 		if err != nil {
 			b.log.Warn("tool left out: its schema cannot be adapted for Gemini", "tool", t.Name, "reason", err)
@@ -56,6 +61,10 @@ func (b *Bridge) declarations() []*genai.FunctionDeclaration {
 	}
 	return decls
 }
+
+// geminiName is a function name Gemini accepts; one it does not fails the
+// whole request.
+var geminiName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
 
 // callingConfig maps --calling-mode and --allowed-tools.
 func callingConfig(mode string, allowed []string, decls []*genai.FunctionDeclaration) (*genai.FunctionCallingConfig, error) {

@@ -93,3 +93,22 @@ func TestUnadaptableToolIsSkippedWithWarning(t *testing.T) {
 	assert.Contains(t, h.log.String(), "tool left out")
 	assert.Contains(t, h.log.String(), "tool=weird")
 }
+
+// TestToolWithANameGeminiRejectsIsSkipped: Gemini refuses a whole request
+// whose declarations hold a name it does not accept (it must start with a
+// letter or "_", then letters, digits, "_", ".", ":" or "-", at most 128),
+// so such a tool is left out with a warning rather than break every turn.
+func TestToolWithANameGeminiRejectsIsSkipped(t *testing.T) {
+	s := server.NewMCPServer("names", "1")
+	for _, name := range []string{"fine.tool-1:x", "9lives", "has space", "evil\x1b[2J", strings.Repeat("a", 129)} {
+		s.AddTool(mcp.NewTool(name), nil)
+	}
+	h := newHarness(t, setup{srv: s}, fake.Reply(fake.Text("ok")))
+	_, err := h.b.Ask(context.Background(), "hi")
+	require.NoError(t, err)
+	decls := declarations(t, h.fake.Requests()[0])
+	assert.Len(t, decls, 1)
+	assert.Contains(t, decls, "fine.tool-1:x")
+	assert.Equal(t, 4, strings.Count(h.log.String(), "tool left out: Gemini does not accept its name"))
+	assert.NotContains(t, h.log.String(), "\x1b")
+}
