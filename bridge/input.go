@@ -59,7 +59,7 @@ func (in *Input) ReadLine(ctx context.Context) (string, error) {
 	}
 }
 
-// setTurn makes reads end with ctx (nil: no turn), so that an approval
+// setTurn makes reads end with ctx (Background: no turn), so that an approval
 // prompt of a turn the user interrupted stops waiting, whatever context
 // the MCP client gave it.
 func (in *Input) setTurn(ctx context.Context) {

@@ -83,7 +83,7 @@ func (r *REPL) ask(ctx context.Context, prompt string) error {
 	turn, stop := r.onInterrupt(ctx)
 	r.In.setTurn(turn)
 	answer, err := r.Bridge.Ask(turn, prompt)
-	r.In.setTurn(nil)
+	r.In.setTurn(context.Background()) // no turn
 	if interrupted := stop(); err != nil && interrupted && ctx.Err() == nil {
 		// Ask left the history as it was before the prompt. Ctrl-C
 		// pressed again while the turn was ending is not an exit.
