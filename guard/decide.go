@@ -32,6 +32,9 @@ type Call struct {
 	Identity string
 	// ArgBytes is the size of the arguments' JSON, counted as bytes in.
 	ArgBytes int64
+	// prepaid is set by AdmitAnswer: the call was charged when it asked
+	// for the approval it now brings.
+	prepaid bool
 }
 
 // key is what limits are counted under.

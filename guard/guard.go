@@ -106,7 +106,8 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
 	// A call that waits for approval is counted too: asking a human is
 	// not free, and a declined call must not be retried without limit.
-	if d.Outcome == Allow || d.Outcome == NeedsApproval {
+	// A call that brings the answer was counted when it asked.
+	if (d.Outcome == Allow || d.Outcome == NeedsApproval) && !call.prepaid {
 		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
@@ -122,6 +123,17 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 			"the call was not run because its audit line could not be written").WithRule("audit.write")
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
+}
+
+// AdmitAnswer is Admit for the retry of a call that asked for approval
+// and now brings the human's answer (protocol 2026-07-28): it was charged
+// against the limits when it asked, so it is not charged again, and only
+// the limits it has not used up yet (output) are checked. The caller must
+// first have verified that the answer is the server's own, unused state
+// for this very call, tool, identity and arguments.
+func (g *Guard) AdmitAnswer(call Call) (*Ticket, *toolerr.Error) {
+	call.prepaid = true
+	return g.Admit(call)
 }
 
 // Finish filters the result (secrets, invisible characters, injection

@@ -23,13 +23,21 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		if bad != nil {
 			return toolerr.Result(bad), nil
 		}
-		ticket, denial := s.guard.Admit(call)
+		// The retry that brings the human's answer (2026-07-28) was charged
+		// when it asked; only the server's own unused, unexpired state for
+		// this very call spares it a second charge.
+		answer := s.approval.answered(req, call)
+		admit := s.guard.Admit
+		if answer.valid() {
+			admit = s.guard.AdmitAnswer
+		}
+		ticket, denial := admit(call)
 		if denial != nil {
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 			return toolerr.Result(denial), nil
 		}
 		if ticket.NeedsApproval() {
-			if res := s.approval.approve(ctx, req, call, ticket, raw); res != nil {
+			if res := s.approval.approve(ctx, req, call, ticket, raw, answer); res != nil {
 				return res, nil
 			}
 		}
