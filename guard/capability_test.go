@@ -245,3 +245,36 @@ func FuzzNameMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestCapabilitiesFollowLinks: with a path resolver, an fs need on a path
+// that leads elsewhere through a symlink also needs the target: a denial
+// of the target applies, and the grants must cover it.
+func TestCapabilitiesFollowLinks(t *testing.T) {
+	links := map[string]string{"pub/link": "priv/key", "pub/dir": "priv", "up": "."}
+	resolve := func(p string) (string, bool) {
+		if r, ok := links[p]; ok {
+			return r, true
+		}
+		return p, true
+	}
+	v := newTestValidator(t, "read_file", "directory_tree")
+	decide := func(p Policy, tool, path string) Decision {
+		return Decide(Call{Tool: tool, Args: map[string]any{"path": path}}, depthTools[tool], p.WithPathResolver(resolve),
+			Limits{MaxCalls: 10, MaxOutputBytes: 10}, State{}, v)
+	}
+	denied := policyOf(t, []string{"*"}, nil, []string{"fs:read:**"}, []string{"fs:read:priv/**"})
+	for _, c := range []struct{ tool, path string }{
+		{"read_file", "pub/link"}, {"directory_tree", "pub/dir"}, {"directory_tree", "up"},
+	} {
+		d := decide(denied, c.tool, c.path)
+		require.Equal(t, Deny, d.Outcome, "%s %s", c.tool, c.path)
+		require.Equal(t, `capabilities.deny:"fs:read:priv/**"`, d.Rule, "%s %s", c.tool, c.path)
+	}
+	require.Equal(t, Allow, decide(denied, "read_file", "pub/other").Outcome)
+
+	narrow := policyOf(t, []string{"*"}, nil, []string{"fs:read:pub/**"}, nil)
+	d := decide(narrow, "read_file", "pub/link")
+	require.Equal(t, "capabilities.missing", d.Rule)
+	require.Equal(t, "fs:read:priv/key", d.Missing)
+	require.Equal(t, Allow, decide(narrow, "read_file", "pub/other").Outcome)
+}

@@ -30,6 +30,10 @@ type Config struct {
 	CallTimeout    time.Duration
 	// OutputFilter filters every result; nil means the default filter.
 	OutputFilter *outfilter.Filter
+	// ResolvePath, when set, gives the workspace path a path resolves to
+	// through symlinks, so fs capabilities are checked on both (see
+	// Policy.WithPathResolver).
+	ResolvePath func(string) (string, bool)
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -50,6 +54,9 @@ type Guard struct {
 func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.ResolvePath != nil {
+		cfg.Policy = cfg.Policy.WithPathResolver(cfg.ResolvePath)
 	}
 	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
 	g.applied = map[string][]ToolLimits{}
