@@ -143,6 +143,15 @@ func (g *Guard) AdmitAnswer(call Call) (*Ticket, *toolerr.Error) {
 	return g.Admit(call)
 }
 
+// AdmitListing is Admit for a resources/list of what tool lists: the
+// listing is checked, counted and audited as a call of tool, except that
+// it has no arguments to validate. (A listing cannot ask a human: the
+// caller declines one that needs approval.)
+func (g *Guard) AdmitListing(call Call) (*Ticket, *toolerr.Error) {
+	call.listing, call.Args, call.ArgBytes = true, nil, 0
+	return g.Admit(call)
+}
+
 // Finish filters the result (secrets, invisible characters, injection
 // warnings), caps it, counts its bytes against the session and writes the
 // audit line with the number of redactions. The returned result is what
