@@ -152,6 +152,14 @@ func (g *Guard) AdmitListing(call Call) (*Ticket, *toolerr.Error) {
 	return g.Admit(call)
 }
 
+// Refuse writes the audit line of a call refused before it could be
+// decided (its arguments are not a JSON object, so they have no digest)
+// and returns e, the error the model receives.
+func (g *Guard) Refuse(call Call, e *toolerr.Error) *toolerr.Error {
+	_ = g.record(call, "-", e.Rule, Deny, string(e.Code), time.Now())
+	return e
+}
+
 // Finish filters the result (secrets, invisible characters, injection
 // warnings), caps it, counts its bytes against the session and writes the
 // audit line with the number of redactions. The returned result is what

@@ -114,3 +114,20 @@ func TestApprovalStateCannotSkipCharges(t *testing.T) {
 	require.Equal(t, toolerr.LimitExceeded, e.Code)
 	require.Equal(t, "limits.max_calls_per_session", e.Rule, "the bogus and the replayed state were charged, the good one was not")
 }
+
+// TestMalformedArgumentsAreAudited: a call whose arguments are not a JSON
+// object is refused, and the refusal is in the audit log like any other.
+func TestMalformedArgumentsAreAudited(t *testing.T) {
+	f := newFixture(t)
+	b := f.server(t)
+	for _, args := range []string{`"hello.txt"`, `["hello.txt"]`, `42`} {
+		msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":` + args +
+			`,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.LATEST_PROTOCOL_VERSION +
+			`","io.modelcontextprotocol/clientInfo":{"name":"x","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+		out, err := json.Marshal(b.MCP().HandleMessage(context.Background(), json.RawMessage(msg)))
+		require.NoError(t, err)
+		require.Contains(t, string(out), "args.json", args)
+	}
+	trail := auditTrail(t, f.auditPath)
+	require.Equal(t, []string{"read_file:denied:args.json", "read_file:denied:args.json", "read_file:denied:args.json"}, trail)
+}

@@ -21,7 +21,7 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call, raw, bad := newCall(ctx, req)
 		if bad != nil {
-			return toolerr.Result(bad), nil
+			return toolerr.Result(s.guard.Refuse(call, bad)), nil
 		}
 		// The retry that brings the human's answer (2026-07-28) was charged
 		// when it asked; only the server's own unused, unexpired state for
