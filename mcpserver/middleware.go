@@ -75,6 +75,14 @@ func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandle
 	}
 	done := make(chan outcome, 1)
 	go func() {
+		// mcp-go's recovery cannot reach this goroutine: a panicking tool
+		// would take the whole server down.
+		defer func() {
+			if r := recover(); r != nil {
+				done <- outcome{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
+					"the tool %s failed unexpectedly", req.Params.Name)}
+			}
+		}()
 		res, err := next(ctx, req)
 		done <- outcome{res, err}
 	}()
