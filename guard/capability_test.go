@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -277,4 +278,25 @@ func TestCapabilitiesFollowLinks(t *testing.T) {
 	require.Equal(t, "capabilities.missing", d.Rule)
 	require.Equal(t, "fs:read:priv/key", d.Missing)
 	require.Equal(t, Allow, decide(narrow, "read_file", "pub/other").Outcome)
+}
+
+// TestFsNeedsAreCleanedWhateverTheParam: an fs capability filled from a
+// parameter that is not declared a path (a declared tool's string param)
+// is still a workspace path: "docs/../secrets/key" needs secrets/key, and
+// one that climbs out is refused, so no lexical trick passes a deny.
+func TestFsNeedsAreCleanedWhateverTheParam(t *testing.T) {
+	tool := &ToolInfo{Name: "cat", Capabilities: []string{"fs:read:{file}", "proc:exec:{prog}"}}
+	got, err := Needs(tool, decodeJSON(t, `{"file":"docs/../secrets/./key","prog":"a/../b"}`))
+	require.Nil(t, err)
+	require.Equal(t, "fs:read:secrets/key proc:exec:a/../b", joinCaps(got), "only fs scopes are paths")
+	_, err = Needs(tool, decodeJSON(t, `{"file":"../outside","prog":"x"}`))
+	require.NotNil(t, err)
+	require.Equal(t, "path.inside_workspace", err.Rule)
+
+	p := policyOf(t, []string{"*"}, nil, []string{"fs:read:**", "proc:exec:*"}, []string{"fs:read:secrets/**"})
+	v, verr := NewValidator(map[string]json.RawMessage{"cat": json.RawMessage(`{"type":"object"}`)}, nil)
+	require.NoError(t, verr)
+	d := Decide(Call{Tool: "cat", Args: decodeJSON(t, `{"file":"docs/../secrets/key","prog":"cat"}`)}, tool, p,
+		Limits{MaxCalls: 1, MaxOutputBytes: 1}, State{}, v)
+	require.Equal(t, `capabilities.deny:"fs:read:secrets/**"`, d.Rule)
 }
