@@ -127,18 +127,24 @@ func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
 
 // sessionID names the call's session for the audit log. HTTP session IDs
-// are credentials, so only a digest of them is used; calls of the
-// stateless 2026 protocol have no session and share "anonymous" (limits
-// are counted per identity, not per session).
+// (streamable HTTP's, and SSE's, which open its message endpoint) are
+// credentials, so only a digest of them is used; the local transports'
+// (stdio, in-process) are kept. Calls of the stateless 2026 protocol have
+// no session and share "anonymous" (limits are counted per identity, not
+// per session).
 func sessionID(ctx context.Context) string {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {
 		return "anonymous"
 	}
 	id := cs.SessionID()
-	if !strings.HasPrefix(id, sessionPrefix) {
+	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {
 		return id
 	}
+	prefix := sessionPrefix
+	if !strings.HasPrefix(id, sessionPrefix) {
+		prefix = "sse-"
+	}
 	sum := sha256.Sum256([]byte(id))
-	return sessionPrefix + hex.EncodeToString(sum[:8])
+	return prefix + hex.EncodeToString(sum[:8])
 }
