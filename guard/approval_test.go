@@ -196,3 +196,28 @@ func TestApprovalFailsClosedWhenAuditFails(t *testing.T) {
 	require.Equal(t, toolerr.Internal, e.Code)
 	require.True(t, ticket.NeedsApproval())
 }
+
+// TestAdmitAnswerIsNotChargedAgain: the retry that brings the answer of a
+// call charged when it asked passes the limits that call used, is not
+// charged again, and still passes every other check.
+func TestAdmitAnswerIsNotChargedAgain(t *testing.T) {
+	g := newApprovalGuard(t, &memAuditor{})
+	call := Call{Tool: "write_file", Session: "s", Args: decodeJSON(t, `{"path":"a.txt"}`), ArgBytes: 16}
+	asked, denial := g.Admit(call)
+	require.Nil(t, denial)
+	require.True(t, asked.NeedsApproval())
+	asked2, denial := g.Admit(call)
+	require.Nil(t, denial)
+	require.True(t, asked2.NeedsApproval(), "the session (limit 2) is now used up")
+
+	retry, denial := g.AdmitAnswer(call)
+	require.Nil(t, denial, "the answer was paid for when the call asked")
+	require.True(t, retry.NeedsApproval(), "the answer still has to be settled")
+	d := g.Explain(call)
+	require.Equal(t, "limits.max_calls_per_session", d.Rule, "and it was not charged a third time, nor freed one")
+	require.Equal(t, 2, g.sessions["s"].Calls)
+
+	_, denial = g.AdmitAnswer(Call{Tool: "read_file", Session: "s", Args: decodeJSON(t, `{"path":"a.txt"}`)})
+	require.NotNil(t, denial, "the other checks still apply")
+	require.Equal(t, "approval.deny", denial.Rule)
+}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -244,4 +245,58 @@ func FuzzNameMatch(f *testing.F) {
 			t.Fatalf("nameMatch(%q, %q) = %v, doublestar says %v", glob, name, got, want)
 		}
 	})
+}
+
+// TestCapabilitiesFollowLinks: with a path resolver, an fs need on a path
+// that leads elsewhere through a symlink also needs the target: a denial
+// of the target applies, and the grants must cover it.
+func TestCapabilitiesFollowLinks(t *testing.T) {
+	links := map[string]string{"pub/link": "priv/key", "pub/dir": "priv", "up": "."}
+	resolve := func(p string) (string, bool) {
+		if r, ok := links[p]; ok {
+			return r, true
+		}
+		return p, true
+	}
+	v := newTestValidator(t, "read_file", "directory_tree")
+	decide := func(p Policy, tool, path string) Decision {
+		return Decide(Call{Tool: tool, Args: map[string]any{"path": path}}, depthTools[tool], p.WithPathResolver(resolve),
+			Limits{MaxCalls: 10, MaxOutputBytes: 10}, State{}, v)
+	}
+	denied := policyOf(t, []string{"*"}, nil, []string{"fs:read:**"}, []string{"fs:read:priv/**"})
+	for _, c := range []struct{ tool, path string }{
+		{"read_file", "pub/link"}, {"directory_tree", "pub/dir"}, {"directory_tree", "up"},
+	} {
+		d := decide(denied, c.tool, c.path)
+		require.Equal(t, Deny, d.Outcome, "%s %s", c.tool, c.path)
+		require.Equal(t, `capabilities.deny:"fs:read:priv/**"`, d.Rule, "%s %s", c.tool, c.path)
+	}
+	require.Equal(t, Allow, decide(denied, "read_file", "pub/other").Outcome)
+
+	narrow := policyOf(t, []string{"*"}, nil, []string{"fs:read:pub/**"}, nil)
+	d := decide(narrow, "read_file", "pub/link")
+	require.Equal(t, "capabilities.missing", d.Rule)
+	require.Equal(t, "fs:read:priv/key", d.Missing)
+	require.Equal(t, Allow, decide(narrow, "read_file", "pub/other").Outcome)
+}
+
+// TestFsNeedsAreCleanedWhateverTheParam: an fs capability filled from a
+// parameter that is not declared a path (a declared tool's string param)
+// is still a workspace path: "docs/../secrets/key" needs secrets/key, and
+// one that climbs out is refused, so no lexical trick passes a deny.
+func TestFsNeedsAreCleanedWhateverTheParam(t *testing.T) {
+	tool := &ToolInfo{Name: "cat", Capabilities: []string{"fs:read:{file}", "proc:exec:{prog}"}}
+	got, err := Needs(tool, decodeJSON(t, `{"file":"docs/../secrets/./key","prog":"a/../b"}`))
+	require.Nil(t, err)
+	require.Equal(t, "fs:read:secrets/key proc:exec:a/../b", joinCaps(got), "only fs scopes are paths")
+	_, err = Needs(tool, decodeJSON(t, `{"file":"../outside","prog":"x"}`))
+	require.NotNil(t, err)
+	require.Equal(t, "path.inside_workspace", err.Rule)
+
+	p := policyOf(t, []string{"*"}, nil, []string{"fs:read:**", "proc:exec:*"}, []string{"fs:read:secrets/**"})
+	v, verr := NewValidator(map[string]json.RawMessage{"cat": json.RawMessage(`{"type":"object"}`)}, nil)
+	require.NoError(t, verr)
+	d := Decide(Call{Tool: "cat", Args: decodeJSON(t, `{"file":"docs/../secrets/key","prog":"cat"}`)}, tool, p,
+		Limits{MaxCalls: 1, MaxOutputBytes: 1}, State{}, v)
+	require.Equal(t, `capabilities.deny:"fs:read:secrets/**"`, d.Rule)
 }

@@ -15,6 +15,7 @@ func checkCapabilities(in *input) Decision {
 		return deny(err.Rule, err)
 	}
 	p := in.policy
+	needs = p.throughLinks(needs)
 	for _, n := range needs {
 		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
 			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
@@ -30,6 +31,41 @@ func checkCapabilities(in *input) Decision {
 	d := pass("capabilities.granted")
 	d.note = "needs " + joinCaps(needs)
 	return d
+}
+
+// throughLinks adds to needs, for every fs need on a path that leads
+// elsewhere through a symlink, the same need on the place it leads to:
+// the tools follow links that stay in the workspace, so a denial of the
+// target applies and the grants must cover it too.
+func (p Policy) throughLinks(needs []Capability) []Capability {
+	if p.resolve == nil {
+		return needs
+	}
+	out := needs
+	for _, n := range needs {
+		if n.Resource != "fs" {
+			continue
+		}
+		path, sub := n.Scope, ""
+		if r, ok := strings.CutSuffix(path, "/**"); ok {
+			path, sub = r, "/**"
+		}
+		if hasMeta(path) {
+			continue
+		}
+		real, ok := p.resolve(path)
+		if !ok || real == path {
+			continue
+		}
+		if real == "." && sub != "" {
+			real, sub = "**", ""
+		}
+		if len(out) == len(needs) {
+			out = append([]Capability(nil), needs...)
+		}
+		out = append(out, Capability{Resource: n.Resource, Verb: n.Verb, Scope: real + sub})
+	}
+	return out
 }
 
 // firstCovering returns the index of the first of caps that covers need,

@@ -30,6 +30,10 @@ type Config struct {
 	CallTimeout    time.Duration
 	// OutputFilter filters every result; nil means the default filter.
 	OutputFilter *outfilter.Filter
+	// ResolvePath, when set, gives the workspace path a path resolves to
+	// through symlinks, so fs capabilities are checked on both (see
+	// Policy.WithPathResolver).
+	ResolvePath func(string) (string, bool)
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -50,6 +54,9 @@ type Guard struct {
 func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.ResolvePath != nil {
+		cfg.Policy = cfg.Policy.WithPathResolver(cfg.ResolvePath)
 	}
 	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
 	g.applied = map[string][]ToolLimits{}
@@ -106,7 +113,8 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
 	// A call that waits for approval is counted too: asking a human is
 	// not free, and a declined call must not be retried without limit.
-	if d.Outcome == Allow || d.Outcome == NeedsApproval {
+	// A call that brings the answer was counted when it asked.
+	if (d.Outcome == Allow || d.Outcome == NeedsApproval) && !call.prepaid {
 		u.charge(applied, call, cost(tool, applied), now)
 	}
 	g.mu.Unlock()
@@ -122,6 +130,34 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 			"the call was not run because its audit line could not be written").WithRule("audit.write")
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
+}
+
+// AdmitAnswer is Admit for the retry of a call that asked for approval
+// and now brings the human's answer (protocol 2026-07-28): it was charged
+// against the limits when it asked, so it is not charged again, and only
+// the limits it has not used up yet (output) are checked. The caller must
+// first have verified that the answer is the server's own, unused state
+// for this very call, tool, identity and arguments.
+func (g *Guard) AdmitAnswer(call Call) (*Ticket, *toolerr.Error) {
+	call.prepaid = true
+	return g.Admit(call)
+}
+
+// AdmitListing is Admit for a resources/list of what tool lists: the
+// listing is checked, counted and audited as a call of tool, except that
+// it has no arguments to validate. (A listing cannot ask a human: the
+// caller declines one that needs approval.)
+func (g *Guard) AdmitListing(call Call) (*Ticket, *toolerr.Error) {
+	call.listing, call.Args, call.ArgBytes = true, nil, 0
+	return g.Admit(call)
+}
+
+// Refuse writes the audit line of a call refused before it could be
+// decided (its arguments are not a JSON object, so they have no digest)
+// and returns e, the error the model receives.
+func (g *Guard) Refuse(call Call, e *toolerr.Error) *toolerr.Error {
+	_ = g.record(call, "-", e.Rule, Deny, string(e.Code), time.Now())
+	return e
 }
 
 // Finish filters the result (secrets, invisible characters, injection

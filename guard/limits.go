@@ -95,6 +95,9 @@ const limitHint = "Ask the operator to raise %s, or continue without this tool."
 
 func checkLimits(in *input) Decision {
 	l, st, call := in.limits, in.state, in.call
+	if call.prepaid {
+		return checkOutputLimits(l, st, call)
+	}
 	switch {
 	case st.Calls >= l.MaxCalls:
 		return limitDeny("limits.max_calls_per_session", toolerr.LimitExceeded,
@@ -121,6 +124,24 @@ func checkLimits(in *input) Decision {
 		}
 	}
 	return pass("limits.within")
+}
+
+// checkOutputLimits checks only the limits a call does not charge when
+// admitted, for a call that was charged when it asked for approval.
+func checkOutputLimits(l Limits, st State, call Call) Decision {
+	if st.OutputBytes >= l.MaxOutputBytes {
+		return limitDeny("limits.max_output_bytes_per_session", toolerr.LimitExceeded,
+			"Start a new session, or ask the operator to raise limits.max_output_bytes_per_session.",
+			"this session has received %d bytes of tool output; the limit is %d", st.OutputBytes, l.MaxOutputBytes)
+	}
+	for _, t := range l.applies(call.Tool) {
+		if ts := st.Tools[t.Glob]; t.MaxBytesOut > 0 && ts.BytesOut >= t.MaxBytesOut {
+			key := "limits.tools." + t.Glob + ".max_bytes_out"
+			return limitDeny(key, toolerr.LimitExceeded, fmt.Sprintf(limitHint, key),
+				"tools matching %q have returned %d bytes; the limit is %d", t.Glob, ts.BytesOut, t.MaxBytesOut)
+		}
+	}
+	return pass("limits.charged_when_asked")
 }
 
 func checkToolLimits(t ToolLimits, st ToolState, call Call) (Decision, bool) {

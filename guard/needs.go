@@ -28,7 +28,7 @@ func Needs(tool *ToolInfo, args any) ([]Capability, *toolerr.Error) {
 			out = append(out, c)
 			continue
 		}
-		values, terr := templateValues(tool, name, m[name])
+		values, terr := templateValues(tool, name, m[name], c.Resource == "fs")
 		if terr != nil {
 			return nil, terr
 		}
@@ -58,7 +58,11 @@ func subtreeOf(p string) string {
 	return p + "/**"
 }
 
-func templateValues(tool *ToolInfo, name string, val any) ([]string, *toolerr.Error) {
+// templateValues returns the values of argument name. A path argument,
+// or any value that fills an fs scope (fsScope: a declared tool may fill
+// one from a plain string param), is cleaned as a workspace path, so that
+// "docs/../secrets" needs secrets and no lexical trick passes a deny.
+func templateValues(tool *ToolInfo, name string, val any, fsScope bool) ([]string, *toolerr.Error) {
 	isPath := false
 	for _, p := range tool.PathArgs {
 		isPath = isPath || p == name
@@ -83,7 +87,7 @@ func templateValues(tool *ToolInfo, name string, val any) ([]string, *toolerr.Er
 		if !ok || s == "" {
 			return nil, templateError(tool, name, "holds an empty or non-string value")
 		}
-		if isPath {
+		if isPath || fsScope {
 			clean, err := sandbox.CleanPath(s)
 			if err != nil {
 				te := toolerr.As(err)

@@ -26,6 +26,18 @@ type Policy struct {
 	Grants, Revoked []Capability
 	// grantPrefix and revokedPrefix are the static prefixes of their scopes.
 	grantPrefix, revokedPrefix []string
+	// resolve gives the workspace path a path resolves to through
+	// symlinks (WithPathResolver).
+	resolve func(string) (string, bool)
+}
+
+// WithPathResolver returns p checking fs capabilities on the path each
+// named path resolves to as well: resolve returns the workspace-relative
+// path a path leads to through symlinks, and false when it cannot say
+// (a link out of the workspace, which the tools refuse anyway).
+func (p Policy) WithPathResolver(resolve func(string) (string, bool)) Policy {
+	p.resolve = resolve
+	return p
 }
 
 // NewPolicy checks the globs and returns the policy.

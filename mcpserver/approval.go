@@ -61,16 +61,16 @@ func newApprover(m *server.MCPServer, toolset []tools.Tool) *approver {
 // approve settles a pending ticket. It returns nil when the call was
 // approved and may run; otherwise the result to send: a refusal, or (for a
 // 2026-07-28 client) the request for the human's answer.
-func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call guard.Call, t *guard.Ticket, raw json.RawMessage) *mcp.CallToolResult {
+func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call guard.Call, t *guard.Ticket, raw json.RawMessage, ans answer) *mcp.CallToolResult {
 	grant := call.Tool + "\x00" + t.Digest()
 	if a.granted(call.Session, grant) {
 		return failed(t.Approve("approval.session"))
 	}
-	if st, ok := a.answered(req, call, t.Digest()); ok {
-		if a.now().After(st.Expires) {
-			return toolerr.Result(t.Decline(timeoutError(a.timeout)))
-		}
-		return a.settle(call, t, server.ElicitationResponse(req.Params.InputResponses, approvalInputID))
+	switch {
+	case ans.expired:
+		return toolerr.Result(t.Decline(timeoutError(a.timeout)))
+	case ans.valid():
+		return a.settle(call, t, ans.response)
 	}
 	if !canElicit(ctx) {
 		return toolerr.Result(t.Decline(unavailableError(call.Tool, "the client did not declare the elicitation capability")))
@@ -84,7 +84,8 @@ func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call gu
 		return toolerr.Result(t.Decline(e))
 	}
 	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
-		state := a.states.sign(approvalState{Tool: call.Tool, Digest: t.Digest(), Session: call.Session, Expires: a.now().Add(a.timeout)})
+		state := a.states.sign(approvalState{Tool: call.Tool, Digest: t.Digest(), Session: call.Session,
+			Identity: call.Identity, Bytes: call.ArgBytes, Expires: a.now().Add(a.timeout)})
 		return server.NewInputRequestBuilder(state).Elicit(approvalInputID, params).ToolResult()
 	}
 	res, err := a.ask(ctx, params)
@@ -94,18 +95,41 @@ func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call gu
 	return a.settle(call, t, res)
 }
 
-// answered returns the signed state of an answer to this very call: same
-// tool, session and argument digest, not used before. An answer to other
-// arguments is no answer: the changed call is asked again.
-func (a *approver) answered(req mcp.CallToolRequest, call guard.Call, digest string) (approvalState, bool) {
-	if req.Params.RequestState == "" || server.ElicitationResponse(req.Params.InputResponses, approvalInputID) == nil {
-		return approvalState{}, false
+// answer is what a retry of protocol 2026-07-28 brings back: the human's
+// response, when it comes with the server's own state for this very call.
+type answer struct {
+	response *mcp.ElicitationResult
+	// expired is an answer to this very call that came too late.
+	expired bool
+}
+
+// valid reports whether the answer may settle the call.
+func (ans answer) valid() bool { return ans.response != nil }
+
+// answered returns the answer a request brings to this very call: a state
+// this server signed for the same tool, session, identity and argument
+// digest (with no more bytes of arguments), unexpired and not used before.
+// Anything else is no answer: a changed call is asked again, and a
+// replayed or forged state is charged like any call. The state is used up
+// here, before the call is admitted, so that one answer spares one call
+// its charge.
+func (a *approver) answered(req mcp.CallToolRequest, call guard.Call) answer {
+	res := server.ElicitationResponse(req.Params.InputResponses, approvalInputID)
+	if req.Params.RequestState == "" || res == nil {
+		return answer{}
 	}
 	st, err := a.states.open(req.Params.RequestState)
-	if err != nil || st.Tool != call.Tool || st.Session != call.Session || st.Digest != digest {
-		return approvalState{}, false
+	if err != nil || st.Tool != call.Tool || st.Session != call.Session || st.Identity != call.Identity ||
+		st.Digest != guard.ArgsDigest(call.Args) || call.ArgBytes > st.Bytes {
+		return answer{}
 	}
-	return st, a.states.consume(st)
+	if a.now().After(st.Expires) {
+		return answer{expired: true}
+	}
+	if !a.states.consume(st) {
+		return answer{}
+	}
+	return answer{response: res}
 }
 
 // ask sends elicitation/create and waits at most the approval timeout.

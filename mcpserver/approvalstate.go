@@ -16,11 +16,17 @@ import (
 // answer. It is signed, so a client can neither forge it nor move an
 // answer onto other arguments, and single-use, so one answer runs one call.
 type approvalState struct {
-	Tool    string    `json:"t"`
-	Digest  string    `json:"d"`
-	Session string    `json:"s"`
-	Expires time.Time `json:"e"`
-	Nonce   string    `json:"n"`
+	Tool    string `json:"t"`
+	Digest  string `json:"d"`
+	Session string `json:"s"`
+	// Identity is whose limits were charged when the call asked, and
+	// Bytes how many bytes of arguments: the retry that brings the answer
+	// is not charged again, so it must be the same identity's and no
+	// larger.
+	Identity string    `json:"i"`
+	Bytes    int64     `json:"b"`
+	Expires  time.Time `json:"e"`
+	Nonce    string    `json:"n"`
 }
 
 // stateSigner signs request states with a per-process key: an answer is

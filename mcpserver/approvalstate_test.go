@@ -42,13 +42,17 @@ func TestApprovalStateIsSignedAndSingleUse(t *testing.T) {
 }
 
 // TestApprovalAnswerBindsToTheCall: an answer carried over to another
-// tool, session or argument digest, or replayed, is no answer.
+// tool, session, identity or argument digest, to larger arguments, or
+// replayed, is no answer; a late one is expired.
 func TestApprovalAnswerBindsToTheCall(t *testing.T) {
 	a := newApprover(nil, nil)
 	args := map[string]any{"path": "a.txt"}
 	digest := guard.ArgsDigest(args)
-	call := guard.Call{Tool: "write_file", Session: "s1", Args: args}
-	token := a.states.sign(approvalState{Tool: "write_file", Digest: digest, Session: "s1", Expires: time.Now().Add(time.Minute)})
+	call := guard.Call{Tool: "write_file", Session: "s1", Identity: "alice", Args: args, ArgBytes: 16}
+	sign := func(expires time.Time) string {
+		return a.states.sign(approvalState{Tool: "write_file", Digest: digest, Session: "s1", Identity: "alice", Bytes: 16, Expires: expires})
+	}
+	token := sign(time.Now().Add(time.Minute))
 	req := func(state string) mcp.CallToolRequest {
 		r := mcp.CallToolRequest{}
 		r.Params.RequestState = state
@@ -56,20 +60,30 @@ func TestApprovalAnswerBindsToTheCall(t *testing.T) {
 			ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}})}
 		return r
 	}
-	_, ok := a.answered(req(token), guard.Call{Tool: "write_file", Session: "s1"}, guard.ArgsDigest(map[string]any{"path": "b.txt"}))
-	require.False(t, ok, "changed arguments")
-	_, ok = a.answered(req(token), guard.Call{Tool: "edit_file", Session: "s1"}, digest)
-	require.False(t, ok, "other tool")
-	_, ok = a.answered(req(token), guard.Call{Tool: "write_file", Session: "s2"}, digest)
-	require.False(t, ok, "other session")
+	with := func(change func(c *guard.Call)) guard.Call {
+		c := call
+		change(&c)
+		return c
+	}
+	for name, other := range map[string]guard.Call{
+		"changed arguments": with(func(c *guard.Call) { c.Args = map[string]any{"path": "b.txt"} }),
+		"other tool":        with(func(c *guard.Call) { c.Tool = "edit_file" }),
+		"other session":     with(func(c *guard.Call) { c.Session = "s2" }),
+		"other identity":    with(func(c *guard.Call) { c.Identity = "mallory" }),
+		"more bytes":        with(func(c *guard.Call) { c.ArgBytes = 17 }),
+	} {
+		ans := a.answered(req(token), other)
+		require.False(t, ans.valid() || ans.expired, name)
+	}
 	noAnswer := req(token)
 	noAnswer.Params.InputResponses = nil
-	_, ok = a.answered(noAnswer, call, digest)
-	require.False(t, ok, "state without an answer")
-	_, ok = a.answered(req(token), call, digest)
-	require.True(t, ok)
-	_, ok = a.answered(req(token), call, digest)
-	require.False(t, ok, "replayed")
+	require.False(t, a.answered(noAnswer, call).valid(), "state without an answer")
+	require.True(t, a.answered(req(token), call).valid())
+	require.False(t, a.answered(req(token), call).valid(), "replayed")
+
+	late := a.answered(req(sign(time.Now().Add(-time.Second))), call)
+	require.False(t, late.valid())
+	require.True(t, late.expired)
 }
 
 func TestClipAndDisplaySafe(t *testing.T) {

@@ -92,6 +92,7 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 		MaxOutputBytes: cfg.Limits.MaxOutputBytesPerCall,
 		CallTimeout:    cfg.Limits.CallTimeout,
 		OutputFilter:   filter,
+		ResolvePath:    linkResolver(workspaceDir(cfg.Workspace)),
 	}, GuardInfo(toolset), v, audit), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -160,4 +161,21 @@ func TestHTTPSSEWithoutTokenGetsNoStream(t *testing.T) {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+}
+
+// TestSSESessionIDIsNotAudited: an SSE session ID lets whoever holds it
+// (and any token) post into that session's stream, so, like the
+// streamable HTTP ones, only its digest reaches the audit log.
+func TestSSESessionIDIsNotAudited(t *testing.T) {
+	f := newFixture(t)
+	url := identityServer(t, f)
+	c := httpClient(t, url, testToken, true)
+	require.False(t, callTool(t, c, "read_file", map[string]any{"path": "hello.txt"}).IsError)
+	sse, ok := c.GetTransport().(*transport.SSE)
+	require.True(t, ok)
+	raw := sse.GetEndpoint().Query().Get("sessionId")
+	require.NotEmpty(t, raw)
+	data, err := os.ReadFile(f.auditPath)
+	require.NoError(t, err)
+	require.NotContains(t, string(data), raw)
 }

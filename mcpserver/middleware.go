@@ -21,15 +21,23 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		call, raw, bad := newCall(ctx, req)
 		if bad != nil {
-			return toolerr.Result(bad), nil
+			return toolerr.Result(s.guard.Refuse(call, bad)), nil
 		}
-		ticket, denial := s.guard.Admit(call)
+		// The retry that brings the human's answer (2026-07-28) was charged
+		// when it asked; only the server's own unused, unexpired state for
+		// this very call spares it a second charge.
+		answer := s.approval.answered(req, call)
+		admit := s.guard.Admit
+		if answer.valid() {
+			admit = s.guard.AdmitAnswer
+		}
+		ticket, denial := admit(call)
 		if denial != nil {
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 			return toolerr.Result(denial), nil
 		}
 		if ticket.NeedsApproval() {
-			if res := s.approval.approve(ctx, req, call, ticket, raw); res != nil {
+			if res := s.approval.approve(ctx, req, call, ticket, raw, answer); res != nil {
 				return res, nil
 			}
 		}
@@ -67,6 +75,14 @@ func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandle
 	}
 	done := make(chan outcome, 1)
 	go func() {
+		// mcp-go's recovery cannot reach this goroutine: a panicking tool
+		// would take the whole server down.
+		defer func() {
+			if r := recover(); r != nil {
+				done <- outcome{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
+					"the tool %s failed unexpectedly", req.Params.Name)}
+			}
+		}()
 		res, err := next(ctx, req)
 		done <- outcome{res, err}
 	}()
@@ -111,18 +127,24 @@ func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an object")
 
 // sessionID names the call's session for the audit log. HTTP session IDs
-// are credentials, so only a digest of them is used; calls of the
-// stateless 2026 protocol have no session and share "anonymous" (limits
-// are counted per identity, not per session).
+// (streamable HTTP's, and SSE's, which open its message endpoint) are
+// credentials, so only a digest of them is used; the local transports'
+// (stdio, in-process) are kept. Calls of the stateless 2026 protocol have
+// no session and share "anonymous" (limits are counted per identity, not
+// per session).
 func sessionID(ctx context.Context) string {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {
 		return "anonymous"
 	}
 	id := cs.SessionID()
-	if !strings.HasPrefix(id, sessionPrefix) {
+	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {
 		return id
 	}
+	prefix := sessionPrefix
+	if !strings.HasPrefix(id, sessionPrefix) {
+		prefix = "sse-"
+	}
 	sum := sha256.Sum256([]byte(id))
-	return sessionPrefix + hex.EncodeToString(sum[:8])
+	return prefix + hex.EncodeToString(sum[:8])
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -88,22 +89,54 @@ func resourceError(res *mcp.CallToolResult) error {
 	return errors.New(msg)
 }
 
-// listResources fills a resources/list result with one page of res, when
-// the policy allows res.ListTool. mcp-go
-// lists only static resources, and there are none, so the page and its
-// cursor come from res.List. A store that cannot be listed gives an empty
-// page; the failure is logged.
+// listResources fills a resources/list result with one page of res. The
+// listing shows what res.ListTool would, so it is admitted, counted,
+// filtered and audited as a call of that tool (without its arguments); a
+// refused listing, or one that would need the human's approval, adds
+// nothing. mcp-go lists only static resources, and there are none, so the
+// page and its cursor come from res.List. A store that cannot be listed
+// gives an empty page; the failure is logged.
 func (s *Server) listResources(res tools.Resources) server.OnAfterListResourcesFunc {
 	return func(ctx context.Context, _ any, req *mcp.ListResourcesRequest, out *mcp.ListResourcesResult) {
 		if out == nil || !s.guard.Allowed(res.ListTool) {
 			return
 		}
+		call := guard.Call{Tool: res.ListTool, Session: sessionID(ctx), Identity: identityOf(ctx), Trusted: isTrusted(ctx)}
+		ticket, denial := s.guard.AdmitListing(call)
+		if denial != nil {
+			s.log.Debug("resources/list denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
+			return
+		}
+		if ticket.NeedsApproval() {
+			ticket.Decline(unavailableError(call.Tool, "resources/list cannot ask the human; call the tool instead"))
+			return
+		}
 		page, next, err := res.List(ctx, string(req.Params.Cursor))
 		if err != nil {
+			ticket.Finish(nil, err)
 			s.log.Warn("resources/list failed", "template", res.Template.URITemplate.Raw(), "error", err)
 			return
 		}
-		out.Resources = append(out.Resources, page...)
-		out.NextCursor = mcp.Cursor(next)
+		listed := resourcePage{Resources: page, NextCursor: next}
+		raw, err := json.Marshal(listed)
+		if err != nil {
+			ticket.Finish(nil, err)
+			return
+		}
+		filtered := ticket.Finish(&mcp.CallToolResult{StructuredContent: json.RawMessage(raw)}, nil)
+		if filtered.IsError || filtered.StructuredContent == nil {
+			return
+		}
+		if raw, err = json.Marshal(filtered.StructuredContent); err != nil || json.Unmarshal(raw, &listed) != nil {
+			return
+		}
+		out.Resources = append(out.Resources, listed.Resources...)
+		out.NextCursor = mcp.Cursor(listed.NextCursor)
 	}
+}
+
+// resourcePage is one page of a listing as the output filter sees it.
+type resourcePage struct {
+	Resources  []mcp.Resource `json:"resources"`
+	NextCursor string         `json:"nextCursor,omitempty"`
 }

@@ -1,0 +1,59 @@
+package mcpserver
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// linkResolver returns the guard's ResolvePath for the workspace at dir:
+// the workspace-relative path a path leads to through symlinks. A path
+// that does not exist yet (a file about to be written) resolves through
+// its deepest existing parent. It reports false for a path that leads out
+// of the workspace or cannot be resolved: the tools' os.Root refuses
+// those itself.
+func linkResolver(dir string) func(string) (string, bool) {
+	return func(rel string) (string, bool) {
+		real, err := resolveExisting(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return "", false
+		}
+		r, err := filepath.Rel(dir, real)
+		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return "", false
+		}
+		return filepath.ToSlash(r), true
+	}
+}
+
+// resolveExisting evaluates the symlinks of the longest existing prefix
+// of p and appends the rest.
+func resolveExisting(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return real, err
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return "", err
+	}
+	r, err := resolveExisting(parent)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(r, filepath.Base(p)), nil
+}
+
+// workspaceDir is the absolute, symlink-free directory sandbox.Open
+// confines the tools to.
+func workspaceDir(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		return resolved
+	}
+	return abs
+}
