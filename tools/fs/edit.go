@@ -52,7 +52,7 @@ Example: {"path": "main.go", "edits": [{"old_text": "fmt.Println(\"hi\")", "new_
 func (s *Set) editFile() tools.Tool {
 	return tools.New("edit_file", editFileDesc,
 		tools.Annotations{Title: "Edit file", Destructive: true},
-		writeMeta(false, "path"),
+		reading(writeMeta(false, "path"), "fs:read:{path}"),
 		func(ctx context.Context, in EditIn) (EditOut, error) { return s.edit(in) })
 }
 

@@ -51,6 +51,14 @@ func writeMeta(highRisk bool, pathArgs ...string) tools.Meta {
 	return m
 }
 
+// reading adds fs:read needs to a write that also reads: edit_file reads
+// the old text (its diff and whether old_text matches tell what the file
+// holds), move_file carries the source's content to where it may be read.
+func reading(m tools.Meta, needs ...string) tools.Meta {
+	m.Capabilities = append(m.Capabilities, needs...)
+	return m
+}
+
 // subtree widens m's needs to whole subtrees, for a call that may act on
 // a directory and everything in it (move_file).
 func subtree(m tools.Meta) tools.Meta {

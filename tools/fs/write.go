@@ -156,7 +156,7 @@ Example: {"source": "draft.md", "destination": "docs/final.md"}`
 func (s *Set) moveFile() tools.Tool {
 	return tools.New("move_file", moveFileDesc,
 		tools.Annotations{Title: "Move file", Destructive: true},
-		subtree(writeMeta(false, "source", "destination")),
+		reading(subtree(writeMeta(false, "source", "destination")), "fs:read:{source}/**"),
 		func(ctx context.Context, in MoveIn) (MoveOut, error) {
 			src, err := sandbox.CleanPath(in.Source)
 			if err != nil {
