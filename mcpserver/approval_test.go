@@ -355,3 +355,22 @@ func TestApprovalOverSSE(t *testing.T) {
 	require.Contains(t, e.Message, "this transport cannot send requests to the client")
 	require.NoFileExists(t, filepath.Join(f.ws, "notes/todo.md"))
 }
+
+// TestApprovalRefusesToAskOverPartOfTheAction: an action too long to show
+// whole (a huge script or file) is refused without asking, since a human
+// approving a cut question would approve what they never saw; nothing runs.
+func TestApprovalRefusesToAskOverPartOfTheAction(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	h := &human{answer: accept(false)}
+	c := kind(t, "inprocess-2025").open(t, f.server(t), client.WithElicitationHandler(h))
+	big := strings.Repeat("harmless line\n", (64<<10)/14) + "rm -rf the tail nobody reads\n" // over the 64 KiB a question shows
+	e := errorOf(t, callTool(t, c, "write_file", map[string]any{"path": "big.txt", "content": big}))
+	require.Equal(t, toolerr.LimitExceeded, e.Code)
+	require.Equal(t, "approval.max_question_bytes", e.Rule)
+	require.Empty(t, h.questions(), "the human is not asked over part of the action")
+	require.NoFileExists(t, filepath.Join(f.ws, "big.txt"))
+
+	require.False(t, callTool(t, c, "write_file", map[string]any{"path": "small.txt", "content": "short\n"}).IsError)
+	require.Len(t, h.questions(), 1, "a short action is still asked")
+}

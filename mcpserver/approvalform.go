@@ -9,10 +9,12 @@ import (
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
-// maxQuestionBytes bounds the approval message; a longer preview is cut
-// and says so.
+// maxQuestionBytes bounds the action an approval question shows. A longer
+// one is not asked at all: a human approving a cut action would approve
+// what they could not see.
 const maxQuestionBytes = 64 << 10
 
 // question builds the form that asks the human: a plain-text message that
@@ -23,9 +25,13 @@ func (a *approver) question(ctx context.Context, tool, digest string, raw json.R
 	if err != nil {
 		return mcp.ElicitationParams{}, err
 	}
+	action = displaySafe(action)
+	if len(action) > maxQuestionBytes {
+		return mcp.ElicitationParams{}, tooLargeToAsk(tool, len(action))
+	}
 	msg := fmt.Sprintf("%s\n\n— toolwarden asks you to approve this call to %s (arguments sha256 %s…). "+
 		"Accept to run it once, decline to refuse it. The approval covers exactly these arguments and expires in %s.",
-		clip(displaySafe(action), maxQuestionBytes), tool, digest[:min(16, len(digest))], a.timeout)
+		action, tool, digest[:min(16, len(digest))], a.timeout)
 	return mcp.ElicitationParams{
 		Mode:    mcp.ElicitationModeForm,
 		Message: msg,
@@ -80,17 +86,11 @@ func displaySafe(s string) string {
 	return b.String()
 }
 
-// clip cuts s to at most n bytes on a rune boundary, saying how much is
-// not shown.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s\n… (%d more bytes not shown)", s[:cut], len(s)-cut)
+// tooLargeToAsk refuses a call whose action is too long to show whole.
+func tooLargeToAsk(tool string, n int) *toolerr.Error {
+	return toolerr.New(toolerr.LimitExceeded,
+		"Make the change in smaller calls (a shorter script, fewer edits, a smaller file) so the human can read all of it; the operator can set approval.modes for this tool.",
+		"the action of this %s call is %d bytes, more than an approval question shows whole (%d bytes), so the human is not asked", tool, n, maxQuestionBytes).
+		WithRule("approval.max_question_bytes")
 }
 
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
