@@ -93,4 +93,3 @@ func tooLargeToAsk(tool string, n int) *toolerr.Error {
 		"the action of this %s call is %d bytes, more than an approval question shows whole (%d bytes), so the human is not asked", tool, n, maxQuestionBytes).
 		WithRule("approval.max_question_bytes")
 }
-
