@@ -144,8 +144,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				// recomputed hashes: only a full re-chain would pass.
 				forged := testEntry(99)
 				forged.Seq = 4
-				forged.Prev = decodeEntry(t, l[2]).Hash
-				forged.Prev = forged.Prev[:63] + "0"
+				forged.Prev = flipLastHex(decodeEntry(t, l[2]).Hash)
 				forged.Hash = hashEntry(forged)
 				out := append([]string(nil), l[:3]...)
 				out = append(out, encodeEntry(t, forged))
@@ -324,4 +323,14 @@ func TestAuditAppendSetsChainFields(t *testing.T) {
 	require.Equal(t, genesis, got.Prev)
 	require.Equal(t, hashEntry(got), got.Hash)
 	require.NotEqual(t, "yesterday", got.Time)
+}
+
+// flipLastHex changes the last hex digit of h, so the result never equals h
+// (replacing it with a fixed digit would, one time in sixteen).
+func flipLastHex(h string) string {
+	last := byte('0')
+	if h[len(h)-1] == '0' {
+		last = '1'
+	}
+	return h[:len(h)-1] + string(last)
 }
