@@ -83,7 +83,11 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			}
 			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(end+f.rules[ri].after, len(s)))}
 			ws := windows[ri]
-			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && w.end-ws[k].start <= maxWindow {
+			// A window larger than maxWindow (a multi-line rule's) runs on
+			// the NFA anyway, so overlapping ones are always merged: else
+			// dense hits scan each byte once per hit (64 KiB of
+			// "-----BEGIN " took ~25 s).
+			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && (w.end-ws[k].start <= maxWindow || w.end-w.start > maxWindow) {
 				ws[k].end = max(ws[k].end, w.end)
 				continue
 			}
