@@ -1,10 +1,12 @@
 package outfilter
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // adversarialKeywords are texts made of one keyword repeated: every
@@ -44,4 +46,22 @@ func BenchmarkTextAdversarial(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A JSON document is scanned one string at a time; strings that each hold
+// a keyword must not each allocate per-rule state. A 1 MiB array of "api"
+// strings allocated ~1.8 GB.
+func TestJSONKeywordStringsAllocateBoundedMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's sync.Pool drops items at random")
+	}
+	f := newFilter(t)
+	raw := []byte("[" + strings.Repeat(`"api",`, 64<<10/6) + `"api"]`)
+	_, _ = f.JSON(raw, &Report{}) // warm up the pool
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := f.JSON(raw, &Report{})
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64*len(raw)), "bytes allocated for %d bytes of JSON", len(raw))
 }
