@@ -101,6 +101,7 @@ func TestDeclaredToolErrors(t *testing.T) {
 		{"model-chosen flag", cli(`    command: [ls, "-{f}"]` + "\n    params: [{name: f, type: string}]\n"), `tools[0].command[1]: "-{f}" lets the model choose a flag's name`},
 		{"value glued to a short flag", cli(`    command: [grep, "-n{f}", .]` + "\n    params: [{name: f, type: string}]\n"), `tools[0].command[1]: "-n{f}" glues the value to a flag without '='`},
 		{"optional after flag", cli(`    command: [grep, -e, "{p}", .]` + "\n    params: [{name: p, type: string}]\n"), `tools[0].command[2]: optional param "p" stands alone after the flag "-e"`},
+		{"optional with a prefix after flag", cli(`    command: [sort, -o, "sorted_{s}", "{f}"]` + "\n    params: [{name: s, type: string}, {name: f, type: filepath, required: true}]\n"), `tools[0].command[2]: optional param "s" stands alone after the flag "-o"`},
 		{"program not found", cli("    command: [no-such-program-xyz]\n"), `tools[0].command[0]: program "no-such-program-xyz" is not found on path`},
 		{"relative program path", cli("    command: [./bin/x]\n"), `tools[0].command[0]: "./bin/x" must be an absolute path`},
 		{"program outside /usr", cli("    command: [/etc/passwd]\n"), `tools[0].command[0]: "/etc/passwd" is outside /usr, /bin and /sbin`},

@@ -201,7 +201,10 @@ func (t *DeclaredTool) checkTemplate(add func(string, string, ...any)) map[strin
 		} else if strings.HasPrefix(a.Prefix, "-") && !strings.HasSuffix(a.Prefix, "=") {
 			add(key, "%q glues the value to a flag without '=', where it could be read as more short flags (-n{x} with x=rf is -n -r -f); write --name={%s}, or the flag and {%s} as two elements", elem, a.Param, a.Param)
 		}
-		if a.Prefix == "" && !p.Required && !afterDashes && i > 0 && strings.HasPrefix(t.Command[i-1], "-") {
+		// Any element of an optional param is dropped when it is absent, a
+		// "name_{p}" as much as a "{p}"; only a "--flag={p}" takes its flag
+		// along.
+		if !strings.HasPrefix(elem, "-") && !p.Required && !afterDashes && i > 0 && strings.HasPrefix(t.Command[i-1], "-") {
 			add(key, "optional param %q stands alone after the flag %q: when it is absent the element is dropped and the flag would take the next argument; write %s={%s} or make it required",
 				p.Name, t.Command[i-1], t.Command[i-1], p.Name)
 		}

@@ -39,10 +39,18 @@ func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, int)
 }
 
 // keepMeta carries the filter's _meta report over to a result the output
-// cap replaced.
+// cap replaced, and its injection warning: the preview may hold the
+// instruction-looking text, and a client that passes only content to the
+// model must still tell it.
 func keepMeta(capped, filtered *mcp.CallToolResult) *mcp.CallToolResult {
-	if capped != filtered && filtered != nil && capped.Meta == nil {
+	if capped == filtered || filtered == nil {
+		return capped
+	}
+	if capped.Meta == nil {
 		capped.Meta = filtered.Meta
+	}
+	if w, ok := outfilter.Warning(filtered); ok {
+		capped.Content = append(capped.Content, w)
 	}
 	return capped
 }

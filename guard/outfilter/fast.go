@@ -28,6 +28,10 @@ type anchored struct {
 	// assignment: the expression requires an assignment operator after
 	// the keyword; hits without one are skipped before any regexp runs.
 	assignment bool
+	// unbounded: a match may need more than shortSpan bytes before it can
+	// end (the JWT's segments have no maximum: an x5c header is KiBs), so
+	// a miss in the short span is tried again on the long one.
+	unbounded bool
 }
 
 const (
@@ -46,7 +50,7 @@ func anchoredForm(id, expr string) *anchored {
 		strings.Contains(expr, `(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t\w.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`):
 		return &anchored{re: regexp.MustCompile(`(?i)^(?:` + strings.TrimPrefix(expr, genericPrefix) + `)`), lead: 50, assignment: true}
 	case id == "jwt" && strings.HasPrefix(expr, jwtPrefix):
-		return &anchored{re: regexp.MustCompile(`^(?:` + strings.TrimPrefix(expr, `\b`) + `)`), boundary: true}
+		return &anchored{re: regexp.MustCompile(`^(?:` + strings.TrimPrefix(expr, `\b`) + `)`), boundary: true, unbounded: true}
 	}
 	return nil
 }
@@ -65,10 +69,12 @@ func (a *anchored) candidate(s string, at, end int) bool {
 func (a *anchored) match(s string, at int) []int {
 	// Go's regexp backtracks, several times faster than its NFA, on input
 	// this short (the generic rule's program has ~450 instructions); only a
-	// match that runs to the cut is tried again on the long span.
+	// match that runs to the cut, or an unbounded form's miss, is tried
+	// again on the long span (anchored, the NFA stops where no match can
+	// continue, so a miss costs about the candidate's length).
 	cut := min(at+shortSpan, len(s))
 	m := a.re.FindStringSubmatchIndex(s[at:cut])
-	if m != nil && at+m[1] >= cut && cut < len(s) {
+	if (m == nil && a.unbounded || m != nil && at+m[1] >= cut) && cut < len(s) {
 		m = a.re.FindStringSubmatchIndex(s[at:min(at+fastSpan, len(s))])
 	}
 	if m == nil {

@@ -1,6 +1,7 @@
 package outfilter
 
 import (
+	"encoding/base64"
 	"slices"
 	"strings"
 	"testing"
@@ -158,4 +159,21 @@ func TestKeywordsHaveNoWhiteSpace(t *testing.T) {
 			assert.Equal(t, -1, strings.IndexAny(k, "\t\n\v\f\r"), r.id)
 		}
 	}
+}
+
+// A JWT whose header is longer than the anchored form's short span (an
+// x5c certificate chain in the header) is still found: no match in the
+// short span does not mean no match.
+func TestLongJWTHeaderRedacted(t *testing.T) {
+	f := newFilter(t)
+	enc := base64.RawURLEncoding
+	hdr := enc.EncodeToString([]byte(`{"alg":"ES256","x5c":["` + strings.Repeat("MIIBkTCB+wIJAKHBfpegPjMCMA0GCSqGSIb3DQEBCwUAMBQx", 40) + `"]}`))
+	body := enc.EncodeToString([]byte(`{"sub":"1234567890","name":"John Doe","iat":1516239022}`))
+	jwt := hdr + "." + body + ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+	text := "Authorization header was: " + jwt + "\n"
+	require.NotEmpty(t, plainSpans(f, text), "gitleaks' rule finds it")
+	var rep Report
+	got := f.Text(text, &rep)
+	assert.NotContains(t, got, body)
+	assert.Equal(t, 1, rep.Redactions["jwt"])
 }

@@ -8,6 +8,7 @@ package outfilter
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/zricethezav/gitleaks/v8/config"
 )
@@ -46,6 +47,7 @@ type Filter struct {
 	hits    [][]int // pattern -> rule indexes (nil for a marker)
 	markers []string
 	nKeys   int // patterns below nKeys are keywords, the rest markers
+	spans   sync.Pool
 }
 
 // New builds a filter; the rule set is compiled once per process.

@@ -140,9 +140,25 @@ func withMeta(m *mcp.Meta, rep Report) *mcp.Meta {
 			out.AdditionalFields[k] = v
 		}
 	}
-	out.AdditionalFields[MetaKey] = struct {
-		Untrusted bool `json:"untrusted"`
-		Report
-	}{true, rep}
+	out.AdditionalFields[MetaKey] = metaReport{true, rep}
 	return out
+}
+
+// metaReport is the value under MetaKey.
+type metaReport struct {
+	Untrusted bool `json:"untrusted"`
+	Report
+}
+
+// Warning returns the warning content Result appended to res, if any.
+func Warning(res *mcp.CallToolResult) (mcp.TextContent, bool) {
+	if res == nil || res.Meta == nil || len(res.Content) == 0 {
+		return mcp.TextContent{}, false
+	}
+	m, ok := res.Meta.AdditionalFields[MetaKey].(metaReport)
+	if !ok || len(m.Warnings) == 0 {
+		return mcp.TextContent{}, false
+	}
+	w, ok := res.Content[len(res.Content)-1].(mcp.TextContent)
+	return w, ok && strings.HasPrefix(w.Text, WarningPrefix)
 }

@@ -10,11 +10,13 @@ import (
 
 // invisible holds the characters stripped from output: Unicode's format
 // characters (Cf: zero-width space and joiners, bidi embeddings, overrides
-// and isolates, tag characters, the BOM, soft hyphen, ...) and the
-// variation selectors, which can smuggle text a reader does not see.
+// and isolates, tag characters, the BOM, soft hyphen, ...), the
+// variation selectors, and the other default-ignorable code points (the
+// Hangul fillers, the combining grapheme joiner, ...: letters and marks
+// that render as nothing), which can smuggle text a reader does not see.
 // Emoji keep what they are made of: a zero-width joiner between two emoji
 // (👩‍💻) and a variation selector 15 or 16 after one.
-var invisible = rangetable.Merge(unicode.Cf, unicode.Variation_Selector)
+var invisible = rangetable.Merge(unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 
 const (
 	zwj  = '\u200d'

@@ -31,6 +31,7 @@ func (f *Filter) Text(s string, rep *Report) string {
 // value may be changed.
 func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 	windows, hits := f.prefilter(s, rep)
+	defer f.release(windows, hits)
 	var spans []span
 	keep := func(sp span) {
 		if sp.end > lo && sp.start < hi {
@@ -71,7 +72,7 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			return
 		}
 		if windows == nil { // most short results hold no keyword at all
-			windows, hits = make([][]span, len(f.rules)), make([][]span, len(f.rules))
+			windows, hits = f.acquire()
 		}
 		at, end := last+1-f.keys.lens[pattern], last+1
 		for _, ri := range f.hits[pattern] {
@@ -83,7 +84,11 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			}
 			w := span{start: boundaryBefore(s, max(at-windowBefore, 0)), end: boundaryAfter(s, min(end+f.rules[ri].after, len(s)))}
 			ws := windows[ri]
-			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && w.end-ws[k].start <= maxWindow {
+			// A window larger than maxWindow (a multi-line rule's) runs on
+			// the NFA anyway, so overlapping ones are always merged: else
+			// dense hits scan each byte once per hit (64 KiB of
+			// "-----BEGIN " took ~25 s).
+			if k := len(ws) - 1; k >= 0 && w.start <= ws[k].end && (w.end-ws[k].start <= maxWindow || w.end-w.start > maxWindow) {
 				ws[k].end = max(ws[k].end, w.end)
 				continue
 			}
@@ -91,6 +96,32 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 		}
 	})
 	return windows, hits
+}
+
+// spanSets is prefilter's per-rule spans, pooled: a JSON document is
+// scanned one string at a time, and allocating them for each string that
+// holds a keyword cost ~1.8 GB for a 1 MiB array of "api" strings.
+type spanSets struct{ windows, hits [][]span }
+
+func (f *Filter) acquire() ([][]span, [][]span) {
+	if p, ok := f.spans.Get().(*spanSets); ok {
+		return p.windows, p.hits
+	}
+	return make([][]span, len(f.rules)), make([][]span, len(f.rules))
+}
+
+// release empties windows and hits and pools them, unless they grew large.
+func (f *Filter) release(windows, hits [][]span) {
+	if windows == nil {
+		return
+	}
+	for i := range windows {
+		if cap(windows[i]) > 1024 || cap(hits[i]) > 1024 {
+			return
+		}
+		windows[i], hits[i] = windows[i][:0], hits[i][:0]
+	}
+	f.spans.Put(&spanSets{windows, hits})
 }
 
 // finding checks one regex match (relative to off) the way gitleaks does:

@@ -129,6 +129,11 @@ func TestURLParam(t *testing.T) {
 		"https://example.org/":                 "tools.fetch.params.u.hosts",
 		"//example.com/x":                      "tools.fetch.params.u.url",
 		"https://" + strings.Repeat("a", 3000): "tools.fetch.params.u.max_length",
+		// Hosts that only end in an allowed name to Go: a parser that maps
+		// them (IDNA, NFKC) may see a fullwidth "/" or "#" and another host.
+		"https://evil.net\uff0f.example.org/":    "tools.fetch.params.u.hosts",
+		"https://evil.net%EF%BC%83.example.org/": "tools.fetch.params.u.hosts",
+		"https://b\u00fccher.example.org/":       "tools.fetch.params.u.hosts",
 	} {
 		_, err := c.values(map[string]any{"u": u})
 		require.Error(t, err, u)

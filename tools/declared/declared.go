@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -54,15 +55,24 @@ func build[Out any](t configs.DeclaredTool, returns, sideEffects string, h tools
 }
 
 // capabilities are the declared ones, or proc:exec:<program> for a cli
-// tool and net:connect:<host:port> for an http tool.
+// tool and net:connect:<host:port> for an http tool; and, in either case,
+// fs:read:{param} for each filepath param, which the program reads like
+// read_file reads its path: the policy's fs:read grants and denies apply.
 func capabilities(t configs.DeclaredTool) []string {
-	if len(t.Capabilities) > 0 {
-		return t.Capabilities
+	caps := slices.Clone(t.Capabilities)
+	switch {
+	case len(caps) > 0:
+	case t.Type == configs.ToolCLI:
+		caps = []string{"proc:exec:" + t.Command[0]}
+	default:
+		caps = []string{"net:connect:" + hostPort(t.BaseURL)}
 	}
-	if t.Type == configs.ToolCLI {
-		return []string{"proc:exec:" + t.Command[0]}
+	for _, p := range pathArgs(t) {
+		if c := "fs:read:{" + p + "}"; !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
 	}
-	return []string{"net:connect:" + hostPort(t.BaseURL)}
+	return caps
 }
 
 // hostPort is the host:port a URL connects to.

@@ -47,6 +47,7 @@ type httpTool struct {
 	base    *url.URL
 	headers http.Header
 	secrets []string
+	longest int // the length of the longest of secrets
 	missing []string
 	client  *http.Client
 }
@@ -67,6 +68,9 @@ func (h HTTP) prepare(t configs.DeclaredTool) *httpTool {
 		// An endpoint may echo a secret escaped or encoded as well as raw.
 		ht.secrets = append(ht.secrets, v, url.QueryEscape(v), base64.StdEncoding.EncodeToString([]byte(v)),
 			base64.RawURLEncoding.EncodeToString([]byte(v)))
+		for _, sec := range ht.secrets {
+			ht.longest = max(ht.longest, len(sec))
+		}
 	}
 	if t.APIKeyEnv != "" {
 		if t.APIKeyHeader == "" || strings.EqualFold(t.APIKeyHeader, "Authorization") {
@@ -144,13 +148,15 @@ func (ht *httpTool) call(ctx context.Context, vals map[string]value) (HTTPOut, e
 	if max == 0 {
 		max = DefaultHTTPMaxOutput
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+	// Read past the cap by the longest secret, so that a secret the cut
+	// would split is seen whole and cut off entirely.
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(max+ht.longest)+1))
 	if err != nil {
 		return HTTPOut{}, ht.transportError(ctx, err)
 	}
 	truncated := len(body) > max
 	if truncated {
-		body = body[:max]
+		body = body[:ht.cut(body, max)]
 	}
 	text := ht.scrub(strings.ToValidUTF8(string(body), "\uFFFD"))
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -219,6 +225,22 @@ func (ht *httpTool) statusError(resp *http.Response, body string) error {
 		body = strings.ToValidUTF8(body[:errorBodyBytes], "") + "…"
 	}
 	return toolerr.New(toolerr.UpstreamStatus, hint, "the endpoint answered %s: %s", resp.Status, body).WithRule("tools." + ht.t.Name + ".status")
+}
+
+// cut is where to cut body to at most n bytes: n, or before any secret
+// that n would split (scrub could not recognise the part left, and the
+// model could place the cut with a padded, echoed parameter).
+func (ht *httpTool) cut(body []byte, n int) int {
+	for moved := true; moved; {
+		moved = false
+		for _, sec := range ht.secrets {
+			lo, hi := max(n-len(sec)+1, 0), min(n+len(sec)-1, len(body))
+			if i := bytes.Index(body[lo:hi], []byte(sec)); i >= 0 && lo+i < n {
+				n, moved = lo+i, true
+			}
+		}
+	}
+	return n
 }
 
 // scrub removes the tool's secrets from text that may reach the model: an

@@ -154,8 +154,16 @@ func (c *checker) url(p configs.ToolParam, s string) (value, error) {
 }
 
 // hostAllowed matches host against names and "*.suffix" globs (which match
-// subdomains only), case-insensitively.
+// subdomains only), case-insensitively. A host must be ASCII (an
+// internationalised name in its xn-- form): a parser that maps Unicode
+// (IDNA, NFKC) could read a fullwidth "/" or "#" in it and reach another
+// host than the one that ends in an allowed name here.
 func hostAllowed(allow []string, host string) bool {
+	for i := range len(host) {
+		if host[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	for _, a := range allow {
 		if suffix, ok := strings.CutPrefix(a, "*."); ok {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package outfilter
+
+const raceEnabled = false
