@@ -33,6 +33,10 @@ type Config struct {
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
+
+	// File is the config file this was read from ("" for none), set by
+	// Load: the server keeps its tools from writing it.
+	File string `mapstructure:"-" yaml:"-" json:"-"`
 }
 
 // Policy lists tool-name globs; deny wins over allow.

@@ -90,6 +90,7 @@ func Load(opts Options) (*Loaded, error) {
 	if err := cfg.addApprovalFlags(org.flagApproval); err != nil {
 		return nil, err
 	}
+	cfg.File = file
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	if err := l.validate(); err != nil {
 		return nil, err

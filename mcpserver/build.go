@@ -67,7 +67,8 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
-	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, cfg.Capabilities.Deny); err != nil {
+	deny := append(append([]string(nil), cfg.Capabilities.Deny...), protectedWrites(cfg)...)
+	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, deny); err != nil {
 		return nil, err
 	}
 	schemas := map[string]json.RawMessage{}
