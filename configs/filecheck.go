@@ -83,9 +83,11 @@ func (w *keyWalker) checkValue(val *yaml.Node, t reflect.Type, key string) {
 	w.errs = append(w.errs, fmt.Sprintf("%s:%d: %s: %s", w.file, val.Line, key, reason))
 }
 
+// fieldByTag and tagsOf know a struct's YAML keys; a field tagged "-" is
+// not one (Config.File is set by Load, never read from a file).
 func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := 0; i < t.NumField(); i++ {
-		if t.Field(i).Tag.Get("yaml") == name {
+		if tag := t.Field(i).Tag.Get("yaml"); tag == name && tag != "-" {
 			return t.Field(i), true
 		}
 	}
@@ -95,7 +97,9 @@ func fieldByTag(t reflect.Type, name string) (reflect.StructField, bool) {
 func tagsOf(t reflect.Type) []string {
 	var out []string
 	for i := 0; i < t.NumField(); i++ {
-		out = append(out, t.Field(i).Tag.Get("yaml"))
+		if tag := t.Field(i).Tag.Get("yaml"); tag != "-" {
+			out = append(out, tag)
+		}
 	}
 	return out
 }

@@ -101,6 +101,9 @@ func TestEmbeddedDefaultSetsEveryKey(t *testing.T) {
 		var out []string
 		for i := 0; i < rt.NumField(); i++ {
 			f := rt.Field(i)
+			if f.Tag.Get("yaml") == "-" {
+				continue
+			}
 			key := prefix + f.Tag.Get("yaml")
 			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
 				out = append(out, walk(f.Type, key+".")...)
