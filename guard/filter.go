@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -31,6 +32,11 @@ func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, int)
 		f = defaultFilter()
 	}
 	out, rep, err := f.Result(res)
+	if errors.Is(err, outfilter.ErrTooDense) {
+		return toolerr.Result(toolerr.New(toolerr.LimitExceeded,
+			"Ask for less at once: a smaller part of the file (offset/limit), a narrower path or pattern.",
+			"the tool's output was withheld: %v (more than %d checks)", err, outfilter.MaxChecks).WithRule("output_filter.max_checks")), 0
+	}
 	if err != nil {
 		return toolerr.Result(toolerr.New(toolerr.Internal, "",
 			"the tool's output could not be filtered, so it was withheld: %v", err).WithRule("output_filter")), 0

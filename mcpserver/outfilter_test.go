@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/toolerr"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 	tfs "github.com/toolwarden/toolwarden/tools/fs"
 )
@@ -225,4 +227,21 @@ func TestSurfaceDigestFollowsDescriptions(t *testing.T) {
 	}
 	rev, _ := mcpserver.ToolsDigest(reversed)
 	assert.Equal(t, before, rev, "order does not matter")
+}
+
+// TestDenseOutputIsWithheld: a file made of one secret keyword repeated
+// would cost seconds of CPU to scan per read; read_file's result is
+// withheld with a limit error naming the rule instead (never passed on
+// unscanned), and the audit line records the failure.
+func TestDenseOutputIsWithheld(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.FS.MaxReadBytes = 1 << 20
+	require.NoError(t, os.WriteFile(filepath.Join(f.ws, "dense.txt"), []byte(strings.Repeat("api-=", (1<<20)/5-1)), 0o644))
+	c, err := client.NewInProcessClient(f.server(t).MCP())
+	require.NoError(t, err)
+	connect(t, c)
+	e := errorOf(t, callTool(t, c, "read_file", map[string]any{"path": "dense.txt"}))
+	require.Equal(t, toolerr.LimitExceeded, e.Code)
+	require.Equal(t, "output_filter.max_checks", e.Rule)
+	require.False(t, callTool(t, c, "read_file", map[string]any{"path": "hello.txt"}).IsError)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,4 +65,26 @@ func TestJSONKeywordStringsAllocateBoundedMemory(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	require.NoError(t, err)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64*len(raw)), "bytes allocated for %d bytes of JSON", len(raw))
+}
+
+// TestDenseResultsAreWithheldQuickly: a result made of one keyword repeated
+// (1 MiB of "api-=" took ~3 s of CPU to scan) costs at most MaxChecks rule
+// checks and is withheld with ErrTooDense, never passed unscanned; the
+// realistic 1 MiB text of the benchmarks stays well inside the budget.
+func TestDenseResultsAreWithheldQuickly(t *testing.T) {
+	f := newFilter(t)
+	for _, unit := range adversarialKeywords {
+		text := strings.Repeat(unit, (1<<20)/len(unit))
+		out, rep, err := f.Result(mcp.NewToolResultText(text))
+		if err == nil {
+			assert.LessOrEqual(t, rep.checks, MaxChecks, "%q", unit)
+			assert.NotNil(t, out)
+			continue
+		}
+		require.ErrorIs(t, err, ErrTooDense, "%q", unit)
+		assert.Nil(t, out, "a withheld result is not returned")
+	}
+	_, rep, err := f.Result(mcp.NewToolResultText(mixedText()))
+	require.NoError(t, err)
+	assert.Less(t, rep.checks, MaxChecks/5, "ordinary text is far from the budget")
 }

@@ -33,6 +33,9 @@ func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, e
 	for i, c := range res.Content {
 		out.Content[i] = f.content(c, copyOf, &rep)
 	}
+	if rep.checks > MaxChecks {
+		return nil, rep, ErrTooDense
+	}
 	if len(rep.Warnings) > 0 {
 		out.Content = append(out.Content, mcp.NewTextContent(warningText(rep.Warnings)))
 	}

@@ -41,6 +41,9 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 	for i, hs := range hits {
 		r := &f.rules[i]
 		for _, h := range hs {
+			if !rep.spend() {
+				return spans
+			}
 			if m := r.fast.match(s, h.start); m != nil {
 				if sp, ok := f.finding(r, s, 0, m); ok {
 					keep(sp)
@@ -51,6 +54,9 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 	for i, ws := range windows {
 		r := &f.rules[i]
 		for _, w := range ws {
+			if !rep.spend() {
+				return spans
+			}
 			for _, m := range r.re.FindAllStringSubmatchIndex(s[w.start:w.end], -1) {
 				if sp, ok := f.finding(r, s, w.start, m); ok {
 					keep(sp)
