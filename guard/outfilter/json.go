@@ -10,8 +10,9 @@ import (
 // document re-encoded when something changed, else raw itself. A string
 // member is scanned as `"name": "value"`, so that rules keyed on the name
 // (api_key, password, ...) see it; only the value is ever changed. A
-// document that does not decode is an error: it is never passed through
-// unscanned.
+// string that is base64 of text is decoded and its text filtered too (see
+// inBase64). A document that does not decode is an error: it is never
+// passed through unscanned.
 func (f *Filter) JSON(raw []byte, rep *Report) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -53,6 +54,9 @@ func (f *Filter) member(name, s string, rep *Report) string {
 		s, n = stripInvisible(s)
 		rep.Stripped += n
 	}
+	// What a base64 string encodes is filtered first, so that the scan
+	// below, which may catch the string by its name, sees what is left.
+	s = f.inBase64(s, rep)
 	if name == "" {
 		return redact(s, f.scan(s, 0, len(s), rep), 0, rep)
 	}

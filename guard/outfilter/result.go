@@ -19,7 +19,8 @@ const WarningPrefix = "[toolwarden warning] "
 
 // Result filters every content of res: text, the text of embedded
 // resources, and the structured content (kept consistent with its JSON text
-// copy). Images, audio and blobs are binary and left as they are. res is
+// copy). Images, audio and resource blobs are filtered when their base64
+// decodes to text (see inBase64); binary ones are left as they are. res is
 // not modified; the filtered copy is returned with the report. A result
 // whose structured content cannot be scanned is replaced by an error.
 func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, error) {
@@ -91,10 +92,22 @@ func (f *Filter) content(c mcp.Content, copyOf *textCopy, rep *Report) mcp.Conte
 		if text, ok := copyOf.of(x.Text); ok {
 			x.Text = text
 		} else {
-			x.Text = f.Text(x.Text, rep)
+			x.Text = f.Text(f.inBase64(x.Text, rep), rep)
 		}
 		return x
 	case *mcp.TextContent:
+		y := *x
+		return f.content(y, copyOf, rep)
+	case mcp.ImageContent:
+		x.Data = f.inBase64(x.Data, rep)
+		return x
+	case *mcp.ImageContent:
+		y := *x
+		return f.content(y, copyOf, rep)
+	case mcp.AudioContent:
+		x.Data = f.inBase64(x.Data, rep)
+		return x
+	case *mcp.AudioContent:
 		y := *x
 		return f.content(y, copyOf, rep)
 	case mcp.EmbeddedResource:
@@ -110,11 +123,16 @@ func (f *Filter) content(c mcp.Content, copyOf *textCopy, rep *Report) mcp.Conte
 func (f *Filter) resource(r mcp.ResourceContents, rep *Report) mcp.ResourceContents {
 	switch x := r.(type) {
 	case mcp.TextResourceContents:
-		x.Text = f.Text(x.Text, rep)
+		x.Text = f.Text(f.inBase64(x.Text, rep), rep)
 		return x
 	case *mcp.TextResourceContents:
-		y := *x
-		y.Text = f.Text(y.Text, rep)
+		y := f.resource(*x, rep).(mcp.TextResourceContents)
+		return &y
+	case mcp.BlobResourceContents:
+		x.Blob = f.inBase64(x.Blob, rep)
+		return x
+	case *mcp.BlobResourceContents:
+		y := f.resource(*x, rep).(mcp.BlobResourceContents)
 		return &y
 	}
 	return r

@@ -1,0 +1,141 @@
+package outfilter
+
+import (
+	"encoding/base64"
+	"unicode/utf8"
+)
+
+// A string that is wholly base64 of text (retrieve_artifact's base64
+// content, a resource blob, a structured field a tool encoded) is a secret
+// the model can read by decoding it, so the filter decodes it, filters the
+// text and, when that changed anything, writes the filtered text back in
+// the same encoding. Binary payloads (the decoded bytes are not text) and
+// text that needs no change keep their exact bytes.
+const (
+	// minBase64 is the shortest string decoded: 18 bytes, shorter than
+	// any secret worth a rule together with what names it.
+	minBase64 = 24
+	// probeBase64 is how much of a long string is decoded first: binary
+	// (an image, an archive) shows in its first bytes, and is not
+	// decoded further.
+	probeBase64 = 4096
+)
+
+// base64Class sorts the bytes of the two base64 alphabets: 1 for those
+// both share (A-Z a-z 0-9), 2 for the standard one's (+ /), 3 for the
+// URL-safe one's (- _), 0 for the rest.
+var base64Class = func() (t [256]uint8) {
+	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") {
+		t[c] = 1
+	}
+	t['+'], t['/'], t['-'], t['_'] = 2, 2, 3, 3
+	return t
+}()
+
+// encodingOf returns the encoding s is strictly written in, or nil: one
+// alphabet (standard, or URL-safe), padded with '=' to a multiple of 4, or
+// unpadded (raw) with a length that is not. A padding-free string whose
+// length is a multiple of 4 is read as padded in the standard alphabet
+// and raw in the URL-safe one, each's usual form, so that a filtered
+// text written back keeps it. Line breaks, which encoding/base64 skips,
+// are refused: such a string is not one token.
+func encodingOf(s string) *base64.Encoding {
+	if len(s) < minBase64 {
+		return nil
+	}
+	body := s
+	for i := 0; i < 2 && body[len(body)-1] == '='; i++ {
+		body = body[:len(body)-1]
+	}
+	padded := len(body) < len(s)
+	if padded && len(s)%4 != 0 || len(s)%4 == 1 {
+		return nil
+	}
+	var seen uint8 // bit 1: standard-only bytes, bit 2: URL-only bytes
+	for i := range len(body) {
+		switch base64Class[body[i]] {
+		case 0:
+			return nil
+		case 2:
+			seen |= 1
+		case 3:
+			seen |= 2
+		}
+	}
+	if seen == 3 {
+		return nil
+	}
+	form := 0
+	if !padded && (len(s)%4 != 0 || seen == 2) {
+		form = 1
+	}
+	return strictEncodings[seen>>1][form]
+}
+
+// strictEncodings are the four strict encodings, [URL-safe][raw], made
+// once: Strict and WithPadding return new copies.
+var strictEncodings = [2][2]*base64.Encoding{
+	{base64.StdEncoding.Strict(), base64.RawStdEncoding.Strict()},
+	{base64.URLEncoding.Strict(), base64.RawURLEncoding.Strict()},
+}
+
+// decodeText returns the text s encodes, when s is strict base64 (see
+// encodingOf) of text (see textLike).
+func decodeText(s string) (string, *base64.Encoding, bool) {
+	enc := encodingOf(s)
+	if enc == nil {
+		return "", nil, false
+	}
+	if len(s) > probeBase64 {
+		head, err := enc.DecodeString(s[:probeBase64]) // a multiple of 4, before any padding
+		if err != nil || !textLike(head, false) {
+			return "", nil, false
+		}
+	}
+	data, err := enc.DecodeString(s)
+	if err != nil || !textLike(data, true) {
+		return "", nil, false
+	}
+	return string(data), enc, true
+}
+
+// textLike reports whether b is text: valid UTF-8 in which control bytes
+// other than tab, line feed, form feed and carriage return are at most 1
+// in 20, plus one (retrieve_artifact writes a text file holding a single
+// escape or NUL byte as base64). A part (whole false) may end in the
+// middle of a character.
+func textLike(b []byte, whole bool) bool {
+	controls := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\f' && c != '\r' || c == 0x7f {
+				controls++
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return !whole && !utf8.FullRune(b[i:]) && controls <= 1+i/20
+		}
+		i += n
+	}
+	return controls <= 1+len(b)/20
+}
+
+// inBase64 filters the text s encodes, when s is base64 of text, and
+// returns s re-encoded if that changed it; else s itself.
+func (f *Filter) inBase64(s string, rep *Report) string {
+	if !f.opts.Redact && !f.opts.StripInvisible {
+		return s
+	}
+	text, enc, ok := decodeText(s)
+	if !ok {
+		return s
+	}
+	if filtered := f.Text(text, rep); filtered != text {
+		return enc.EncodeToString([]byte(filtered))
+	}
+	return s
+}
