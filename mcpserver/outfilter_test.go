@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools/artifacts"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 	tfs "github.com/toolwarden/toolwarden/tools/fs"
 )
@@ -179,6 +181,45 @@ func TestArtifactResourceRedacted(t *testing.T) {
 
 	res = callTool(t, c, "retrieve_artifact", map[string]any{"task_id": task, "name": "creds.txt"})
 	requireRedacted(t, structuredStrings(t, res), secrets)
+}
+
+// TestArtifactBase64Redacted: an artifact returned as base64 (asked for,
+// or because the text holds a control byte) and its resource blob are
+// decoded and filtered: the secrets do not reach the client in any form.
+func TestArtifactBase64Redacted(t *testing.T) {
+	f, _ := artifactFixture(t)
+	c := inProcess(t, f.server(t))
+	secrets := fakesecret.All(14)
+	task := uuid.NewString()
+	text := "\x1b[1msettings\x1b[0m\n" + secretsFile(secrets)
+	res := callTool(t, c, "store_artifact", map[string]any{"task_id": task, "name": "creds.txt",
+		"content": base64.StdEncoding.EncodeToString([]byte(text)), "encoding": "base64"})
+	require.False(t, res.IsError, "%+v", res.Content)
+
+	decoded := func(t *testing.T, s string) string {
+		t.Helper()
+		b, err := base64.StdEncoding.Strict().DecodeString(s)
+		require.NoError(t, err, "still base64")
+		return string(b)
+	}
+	for _, encoding := range []string{"base64", "auto"} {
+		res = callTool(t, c, "retrieve_artifact", map[string]any{"task_id": task, "name": "creds.txt", "encoding": encoding})
+		var out artifacts.RetrieveOut
+		structured(t, res, &out)
+		require.Equal(t, "base64", out.Encoding)
+		requireRedacted(t, decoded(t, out.Content), secrets)
+		assert.JSONEq(t, structuredJSON(t, res), res.Content[0].(mcp.TextContent).Text, "the text copy is the filtered structured content")
+	}
+
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "artifact://tasks/" + task + "/creds.txt"
+	read, err := c.ReadResource(ctxT(t), req)
+	require.NoError(t, err)
+	blob := read.Contents[0].(mcp.BlobResourceContents)
+	requireRedacted(t, decoded(t, blob.Blob), secrets)
+
+	entries := auditEntries(t, f.auditPath)
+	assert.Equal(t, len(secrets), entries[len(entries)-1].Redactions)
 }
 
 func TestRedactionCanBeTurnedOff(t *testing.T) {

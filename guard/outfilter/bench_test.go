@@ -1,6 +1,7 @@
 package outfilter
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"syscall"
@@ -97,4 +98,23 @@ func startCPU() cpuClock { return cpuClock(processCPU()) }
 
 func (c cpuClock) report(b *testing.B) {
 	b.ReportMetric(float64(processCPU()-time.Duration(c))/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkBase64Result1MiB filters a retrieve_artifact-shaped result: the
+// 1 MiB text in base64 (1.4 MB) as a structured-content string plus its
+// JSON text copy. The text is decoded, filtered and, as it holds secrets,
+// encoded again.
+func BenchmarkBase64Result1MiB(b *testing.B) {
+	f := newFilter(b)
+	raw, _ := json.Marshal(map[string]any{"name": "big.txt", "encoding": "base64", "content": base64.StdEncoding.EncodeToString([]byte(mixedText())), "size": 1 << 20})
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
 }
