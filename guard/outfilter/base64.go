@@ -105,24 +105,36 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 // escape or NUL byte as base64). A part (whole false) may end in the
 // middle of a character.
 func textLike(b []byte, whole bool) bool {
-	controls := 0
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < utf8.RuneSelf {
-			if c < 0x20 && c != '\t' && c != '\n' && c != '\f' && c != '\r' || c == 0x7f {
-				controls++
+	if !whole {
+		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+			if utf8.RuneStart(b[i]) {
+				if !utf8.FullRune(b[i:]) {
+					b = b[:i]
+				}
+				break
 			}
-			i++
-			continue
 		}
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return !whole && !utf8.FullRune(b[i:]) && controls <= 1+i/20
+	}
+	if !utf8.Valid(b) {
+		return false
+	}
+	controls := 0
+	for _, c := range b {
+		if controlBytes[c] {
+			controls++
 		}
-		i += n
 	}
 	return controls <= 1+len(b)/20
 }
+
+// controlBytes are the ASCII control bytes text does not hold.
+var controlBytes = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = c != '\t' && c != '\n' && c != '\f' && c != '\r'
+	}
+	t[0x7f] = true
+	return t
+}()
 
 // inBase64 filters the text s encodes, when s is base64 of text, and
 // returns s re-encoded if that changed it; else s itself.

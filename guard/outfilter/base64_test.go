@@ -215,3 +215,28 @@ func TestBase64MarkersWarn(t *testing.T) {
 	_, ok := Warning(out)
 	assert.True(t, ok, "the result carries the warning")
 }
+
+func TestTextLike(t *testing.T) {
+	line := strings.Repeat("plain text", 4) // 40 bytes
+	cases := []struct {
+		name  string
+		b     string
+		whole bool
+		want  bool
+	}{
+		{"ASCII", line, true, true},
+		{"multibyte", "naïve café — 日本語 ✓", true, true},
+		{"a part cut inside a character", "日本語"[:7], false, true},
+		{"a whole cut inside a character", "日本語"[:7], true, false},
+		{"invalid UTF-8", "\xff" + line, false, false},
+		{"one NUL in a short text", "\x00short", true, true},
+		{"3 controls in 40 bytes", "\x1b\x1b\x1b" + line[3:], true, true},
+		{"4 controls in 40 bytes", "\x1b\x1b\x1b\x00" + line[4:], true, false},
+		{"tab, LF, FF and CR are text", strings.Repeat("\t\n\f\r", 10), true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.want, textLike([]byte(c.b), c.whole))
+		})
+	}
+}
