@@ -12,8 +12,8 @@ import (
 // the same encoding. Binary payloads (the decoded bytes are not text) and
 // text that needs no change keep their exact bytes.
 const (
-	// minBase64 is the shortest string decoded: 18 bytes, shorter than
-	// any secret worth a rule together with what names it.
+	// minBase64 is the shortest string decoded, 18 bytes: the shortest
+	// token a rule knows by its shape alone (an AWS key ID) has 20.
 	minBase64 = 24
 	// probeBase64 is how much of a long string is decoded first: binary
 	// (an image, an archive) shows in its first bytes, and is not

@@ -1,6 +1,7 @@
 package outfilter
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
@@ -51,6 +52,34 @@ func FuzzJSON(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("%s became invalid JSON: %s", doc, out)
+		}
+	})
+}
+
+// FuzzBase64: base64 of any text comes out as base64 in the encoding it
+// was read in, of valid UTF-8 when the text was. (Base64 with neither
+// alphabet's own bytes, a length a multiple of 4 and no padding is read
+// as the standard padded form whatever wrote it.)
+func FuzzBase64(f *testing.F) {
+	for _, s := range fakesecret.All(52) {
+		f.Add(s.Line)
+	}
+	f.Add("zero\u200bwidth space in a text long enough")
+	flt := newFilter(f)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+			in := enc.EncodeToString([]byte(text))
+			out := flt.inBase64(in, &Report{})
+			if out == in {
+				continue
+			}
+			b, err := encodingOf(in).DecodeString(out)
+			if err != nil {
+				t.Fatalf("%q: %s became %s, not in the same encoding: %v", text, in, out, err)
+			}
+			if utf8.ValidString(text) && !utf8.Valid(b) {
+				t.Fatalf("%q became invalid UTF-8: %q", text, b)
+			}
 		}
 	})
 }
