@@ -19,10 +19,10 @@ func checkCapabilities(in *input) Decision {
 	for _, n := range needs {
 		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
 			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
-			return capDeny(rule, n, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
+			return capDeny(rule, n, deniedHint, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
 		}
 		if firstCovering(p.Grants, p.grantPrefix, n, Covers) < 0 {
-			return capDeny("capabilities.missing", n, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
+			return capDeny("capabilities.missing", n, missingHint, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
 		}
 	}
 	if len(needs) == 0 {
@@ -101,10 +101,16 @@ func prefixesOf(caps []Capability) []string {
 	return out
 }
 
-func capDeny(rule string, need Capability, format string, args ...any) Decision {
-	d := deny(rule, toolerr.New(toolerr.DeniedCapability,
-		"Stay within the paths and resources you were granted; the operator grants capabilities in the config's capabilities.grant.",
-		format, args...))
+// The hints of the two capability denials: a need no grant covers, and one
+// a denial (capabilities.deny, --revoke, or the built-in protection of the
+// server's own config and audit log) refuses whatever is granted.
+const (
+	missingHint = "Stay within the paths and resources you were granted; the operator grants capabilities in the config's capabilities.grant."
+	deniedHint  = "Do not retry this: it is denied outright (capabilities.deny, or the server's own config and audit log, which no tool may write); work on other paths."
+)
+
+func capDeny(rule string, need Capability, hint, format string, args ...any) Decision {
+	d := deny(rule, toolerr.New(toolerr.DeniedCapability, hint, format, args...))
 	d.Missing = need.String()
 	return d
 }

@@ -48,6 +48,7 @@ func TestToolsCannotWriteTheServersOwnConfig(t *testing.T) {
 	} {
 		e := errorOf(t, callTool(t, c, call.tool, call.args))
 		require.Equal(t, toolerr.DeniedCapability, e.Code, "%s %v: %s", call.tool, call.args, e.Message)
+		require.Contains(t, e.Hint, "denied outright", "the hint does not send the model to ask for a grant")
 	}
 	got, err := os.ReadFile(filepath.Join(f.ws, "conf/tw.yaml"))
 	require.NoError(t, err)
