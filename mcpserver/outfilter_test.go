@@ -217,6 +217,10 @@ func TestArtifactBase64Redacted(t *testing.T) {
 	require.NoError(t, err)
 	blob := read.Contents[0].(mcp.BlobResourceContents)
 	requireRedacted(t, decoded(t, blob.Blob), secrets)
+	label, ok := blob.Meta[outfilter.MetaKey].(map[string]any)
+	require.True(t, ok, "a blob carries the filter's report too: %v", blob.Meta)
+	assert.Equal(t, true, label["untrusted"])
+	assert.NotEmpty(t, label["redactions"])
 
 	entries := auditEntries(t, f.auditPath)
 	assert.Equal(t, len(secrets), entries[len(entries)-1].Redactions)
