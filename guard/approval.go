@@ -89,19 +89,19 @@ func (t *ToolInfo) mode() ApprovalMode {
 // checkApproval is the last step of Decide: a valid call to a tool in
 // elicit mode needs a human's approval, one in deny mode is refused. The
 // operator's trusted calls never ask.
-func checkApproval(call Call, tool *ToolInfo) (Decision, bool) {
-	if call.Trusted {
-		return Decision{}, false
+func checkApproval(in *input) Decision {
+	if in.call.Trusted {
+		return pass("approval.not_required")
 	}
-	switch tool.mode() {
+	switch in.tool.mode() {
 	case ApprovalAllow:
-		return Decision{}, false
+		return pass("approval.not_required")
 	case ApprovalElicit:
-		return Decision{Outcome: NeedsApproval, Rule: "approval.elicit"}, true
+		return Decision{Outcome: NeedsApproval, Rule: "approval.elicit"}
 	}
 	return deny("approval.deny", toolerr.New(toolerr.DeniedNotAllowed,
 		"Do not call this tool; the operator can change its mode in approval.modes or with --approval.",
-		"tool %q is set to approval mode deny: no approval can be given for it", call.Tool)), true
+		"tool %q is set to approval mode deny: no approval can be given for it", in.call.Tool))
 }
 
 // NeedsApproval reports whether the call must be approved (Approve) or

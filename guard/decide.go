@@ -115,16 +115,7 @@ var checks = []check{
 	{"capabilities", checkCapabilities},
 	{"limits", checkLimits},
 	{"arguments", checkArguments},
-	{"approval", checkApprovalMode},
-}
-
-// checkApprovalMode is the last step: a tool whose approval mode is elicit
-// waits for a human, one in deny mode is refused.
-func checkApprovalMode(in *input) Decision {
-	if d, stop := checkApproval(in.call, in.tool); stop {
-		return d
-	}
-	return pass("approval.not_required")
+	{"approval", checkApproval},
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
