@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/guard"
 )
@@ -18,20 +17,11 @@ func (s *Server) Call(ctx context.Context, name string, args json.RawMessage, tr
 	if trusted {
 		ctx = context.WithValue(ctx, trustedKey, true)
 	}
-	c, err := client.NewInProcessClient(s.mcp)
+	c, err := s.localClient(ctx, "toolwarden-call")
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden-call", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		return nil, err
-	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	if len(args) > 0 {

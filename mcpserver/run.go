@@ -31,25 +31,37 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Wr
 // ListTools returns exactly what a client's tools/list would, through an
 // in-process client.
 func (s *Server) ListTools(ctx context.Context) ([]mcp.Tool, error) {
-	c, err := client.NewInProcessClient(s.mcp)
+	c, err := s.localClient(ctx, "toolwarden-tools")
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	if err := c.Start(ctx); err != nil {
-		return nil, err
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden-tools", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		return nil, err
-	}
 	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, err
 	}
 	return res.Tools, nil
+}
+
+// localClient is an initialized in-process client of the server, named
+// name: what the operator's commands (tools, call) talk to it through.
+func (s *Server) localClient(ctx context.Context, name string) (*client.Client, error) {
+	c, err := client.NewInProcessClient(s.mcp)
+	if err != nil {
+		return nil, err
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: name, Version: "1"}
+	if err := c.Start(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // TokenEnv is the environment variable holding the HTTP bearer token.
