@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"path/filepath"
-	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
 )
@@ -15,45 +14,40 @@ import (
 func protectedWrites(cfg configs.Config) []string {
 	ws := workspaceDir(cfg.Workspace)
 	files := []string{filepath.Join(ws, "toolwarden.yaml"), AuditPath(cfg)}
-	dirs := []string{filepath.Join(ws, "tools.d")}
+	dirs := []string{filepath.Join(ws, configs.ToolsDir)}
 	if cfg.File != "" {
-		f := resolve(cfg.File)
-		files = append(files, f)
-		dirs = append(dirs, filepath.Join(filepath.Dir(f), "tools.d"))
+		files = append(files, cfg.File)
+		if target, err := filepath.EvalSymlinks(cfg.File); err == nil {
+			files = append(files, target) // what the server read, if cfg.File is a link
+		}
+		dirs = append(dirs, filepath.Join(filepath.Dir(cfg.File), configs.ToolsDir))
 	}
 	var deny []string
 	for _, f := range files {
-		if rel, ok := within(ws, resolve(f)); ok {
+		if rel, ok := inside(ws, f); ok {
 			deny = append(deny, "fs:write:"+rel)
 		}
 	}
 	for _, d := range dirs {
-		if rel, ok := within(ws, resolve(d)); ok {
+		if rel, ok := inside(ws, d); ok {
 			deny = append(deny, "fs:write:"+rel, "fs:write:"+rel+"/**")
 		}
 	}
 	return deny
 }
 
-// within returns path relative to dir when it lies inside it (and is not
-// dir itself).
-func within(dir, path string) (string, bool) {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-// resolve makes path absolute with its directory's symlinks resolved, like
-// the workspace's, whether or not the file itself exists yet.
-func resolve(path string) string {
+// inside returns path relative to the workspace ws when it lies inside it
+// (and is not ws itself), its directory's symlinks resolved like the
+// workspace's, whether or not the file exists yet. The file itself is not
+// resolved: a link named like the config is protected as itself.
+func inside(ws, path string) (string, bool) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return path
+		return "", false
 	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
+	if dir, err := resolveExisting(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(dir, filepath.Base(abs))
 	}
-	return abs
+	rel, ok := relInside(ws, abs)
+	return rel, ok && rel != "."
 }

@@ -19,12 +19,18 @@ func linkResolver(dir string) func(string) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		r, err := filepath.Rel(dir, real)
-		if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-			return "", false
-		}
-		return filepath.ToSlash(r), true
+		return relInside(dir, real)
 	}
+}
+
+// relInside returns path relative to dir, with forward slashes, when it is
+// dir (".") or lies inside it.
+func relInside(dir, path string) (string, bool) {
+	r, err := filepath.Rel(dir, path)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
 }
 
 // resolveExisting evaluates the symlinks of the longest existing prefix
