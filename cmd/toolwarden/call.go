@@ -7,8 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // Exit statuses besides 0 (success, allowed) and 1 (could not run: bad
@@ -55,17 +53,11 @@ requires_trust run only this way, and the audit line is marked trusted.`,
 			if err != nil {
 				return err
 			}
-			cfg := l.Config
-			audit, err := guard.OpenAuditLog(mcpserver.AuditPath(cfg))
+			b, _, closeAll, err := openServer(cmd.Context(), l.Config, newLogger(l.Config.Log.Level))
 			if err != nil {
 				return err
 			}
-			defer audit.Close()
-			b, err := mcpserver.Build(cmd.Context(), cfg, audit, version, newLogger(cfg.Log.Level))
-			if err != nil {
-				return err
-			}
-			defer b.Close()
+			defer closeAll()
 			res, err := b.Call(cmd.Context(), args[0], raw, trusted)
 			if err != nil {
 				return err

@@ -13,8 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/bridge"
-	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"golang.org/x/term"
 )
 
@@ -149,17 +147,12 @@ func geminiServer(ctx context.Context, cmd *cobra.Command, f *configFlags, g *ge
 		return bridge.Server{}, nil, nil, err
 	}
 	log := newLogger(l.Config.Log.Level)
-	audit, err := guard.OpenAuditLog(mcpserver.AuditPath(l.Config))
+	built, audit, closeAll, err := openServer(ctx, l.Config, log)
 	if err != nil {
-		return bridge.Server{}, nil, nil, err
-	}
-	built, err := mcpserver.Build(ctx, l.Config, audit, version, log)
-	if err != nil {
-		audit.Close()
 		return bridge.Server{}, nil, nil, err
 	}
 	logStart(log, l, audit.Path())
-	return bridge.Server{InProcess: built.MCP()}, log, func() { built.Close(); audit.Close() }, nil
+	return bridge.Server{InProcess: built.MCP()}, log, closeAll, nil
 }
 
 func newBridge(ctx context.Context, g *geminiFlags, key string, tools *bridge.Toolbox, log *slog.Logger) (*bridge.Bridge, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,16 +35,11 @@ func newServeCmd() *cobra.Command {
 func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	cfg := l.Config
 	log := newLogger(cfg.Log.Level)
-	audit, err := guard.OpenAuditLog(mcpserver.AuditPath(cfg))
+	b, audit, closeAll, err := openServer(cmd.Context(), cfg, log)
 	if err != nil {
 		return err
 	}
-	defer audit.Close()
-	b, err := mcpserver.Build(cmd.Context(), cfg, audit, version, log)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
+	defer closeAll()
 	logStart(log, l, audit.Path())
 	if err := recordSurface(cmd.Context(), b, audit, log); err != nil {
 		return err
@@ -52,6 +48,21 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}
 	return serveHTTP(cmd, b, cfg, log)
+}
+
+// openServer opens the audit log and builds the server over it, as serve,
+// call and gemini do; closeAll closes the server, then the log.
+func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcpserver.Built, *guard.AuditLog, func(), error) {
+	audit, err := guard.OpenAuditLog(mcpserver.AuditPath(cfg))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	b, err := mcpserver.Build(ctx, cfg, audit, version, log)
+	if err != nil {
+		audit.Close()
+		return nil, nil, nil, err
+	}
+	return b, audit, func() { b.Close(); audit.Close() }, nil
 }
 
 func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger) error {
