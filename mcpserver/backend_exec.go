@@ -34,8 +34,9 @@ func openExec(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, err
 	return exec.New(runner, cfg, env.Config.Workspace, tc).Tools(), closer, nil
 }
 
-// goToolchain finds Go for go scripts and prepares its cache in the
-// background; the closer stops that preparation.
+// goToolchain finds Go for go scripts and starts preparing its cache in
+// the background when it is missing; go runs wait for it. The closer
+// stops that preparation.
 func goToolchain(cfg configs.Exec, env backendEnv) (exec.Toolchain, io.Closer) {
 	goRoot := findGoRoot()
 	if goRoot == "" {
@@ -43,24 +44,20 @@ func goToolchain(cfg configs.Exec, env backendEnv) (exec.Toolchain, io.Closer) {
 	}
 	dir := GoCacheDir(cfg, goRoot)
 	cache := exec.NewGoCache(dir, goRoot)
-	if cache.Dir() != "" {
-		return exec.Toolchain{GoRoot: goRoot, Cache: cache}, nil
+	if !cache.Ready() {
+		env.Log.Info("preparing the read-only GOCACHE for go scripts (once per machine; go runs wait for it)", "dir", dir)
+		done := cache.Start()
+		go func() {
+			<-done
+			if cache.Ready() {
+				env.Log.Info("GOCACHE for go scripts ready", "dir", dir)
+			} else {
+				env.Log.Warn("GOCACHE preparation did not finish; a go run retries it", "dir", dir)
+			}
+		}()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		env.Log.Info("preparing the read-only GOCACHE for go scripts (once)", "dir", dir)
-		if err := cache.Prepare(ctx); err != nil && ctx.Err() == nil {
-			env.Log.Warn("GOCACHE preparation failed; go scripts compile without it", "err", err)
-		}
-	}()
-	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, closerFunc(func() error { cancel(); <-done; return nil })
+	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, cache
 }
-
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
 
 // findGoRoot returns the GOROOT of the go on PATH, "" without one.
 func findGoRoot() string {

@@ -96,6 +96,32 @@ func TestRunGoScriptThroughMCP(t *testing.T) {
 	require.Equal(t, "args: [x.go y]\n", out.Stdout, "an argument ending in .go is an argument, not a source file")
 }
 
+// TestRunGoScriptOnColdCache: the first go script on a machine, while the
+// server is still preparing Go's build cache, gets a clear tool error to
+// retry (or waits for it), never a linker error from compiling the
+// standard library inside its small scratch space.
+func TestRunGoScriptOnColdCache(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("sandboxes need root")
+	}
+	f := newFixture(t)
+	withExec(t, f)
+	cache := filepath.Join(t.TempDir(), "gocache")
+	f.cfg.Exec.GoCache = cache
+	b := f.server(t)
+	c, err := client.NewInProcessClient(b.MCP())
+	require.NoError(t, err)
+	connect(t, c)
+
+	res := callTool(t, c, "run_script", map[string]any{"interpreter": "go", "timeout_seconds": 2,
+		"script": "package main\nfunc main() { println(1) }"})
+	e := errorOf(t, res)
+	require.Equal(t, toolerr.BackendUnavailable, e.Code, e.Message)
+	require.Equal(t, "exec.go_cache", e.Rule)
+	require.Contains(t, e.Message, "still being prepared")
+	require.NoFileExists(t, filepath.Join(cache, "toolwarden-ready"), "nothing half-built is mounted")
+}
+
 func TestRunScriptProgressAndCancel(t *testing.T) {
 	_, c := execServer(t)
 	var mu sync.Mutex

@@ -99,7 +99,9 @@ func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (ex
 	}
 	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: limits}
 	if t.GoCache {
-		c.withGo(&req, t.Env)
+		if err := c.withGo(ctx, &req, t.Env); err != nil {
+			return exec.RunOut{}, err
+		}
 	}
 	res, err := c.Runner.Run(ctx, req)
 	if err != nil {
@@ -129,13 +131,16 @@ func environ(extra []string) []string {
 	return out
 }
 
-// withGo gives req Go's environment and mounts the prepared GOCACHE; until
-// it is prepared, the run compiles into its own scratch. The tool's env
-// still wins.
-func (c CLI) withGo(req *sandbox.Request, toolEnv []string) {
-	gocache := sandbox.CacheDir
-	if req.Cache = c.Go.Cache.Dir(); req.Cache == "" {
-		gocache = "/tmp/gocache"
+// withGo gives req Go's environment and mounts the prepared GOCACHE,
+// waiting for it within the run's timeout: a run never compiles the
+// standard library into its small scratch space. The tool's env still
+// wins.
+func (c CLI) withGo(ctx context.Context, req *sandbox.Request, toolEnv []string) error {
+	dir, err := exec.WaitGoCache(ctx, c.Go.Cache, req.Limits.Timeout)
+	if err != nil {
+		return err
 	}
-	req.Env = environ(append(exec.GoEnv(c.Go.GoRoot, gocache), toolEnv...))
+	req.Cache = dir
+	req.Env = environ(append(exec.GoEnv(c.Go.GoRoot, sandbox.CacheDir), toolEnv...))
+	return nil
 }

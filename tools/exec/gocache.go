@@ -2,55 +2,179 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
+	"time"
+
+	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // readyMarker marks a fully prepared GOCACHE; a directory without it is
 // never mounted.
 const readyMarker = "toolwarden-ready"
 
+// lockPoll is how often a waiter retries the machine-wide preparation lock.
+const lockPoll = 200 * time.Millisecond
+
 // GoCache is the prepared, read-only GOCACHE shared by go scripts. It is
-// built once, on the host, from the standard library only (trusted input),
-// then only ever mounted read-only: a writable shared cache would let one
-// run poison the next.
+// built once per machine, on the host, from the standard library only
+// (trusted input), then only ever mounted read-only: a writable shared
+// cache would let one run poison the next. Server processes sharing a
+// cache directory take turns through a lock file beside it, so only one
+// of them builds it; a go run waits for it rather than compile the
+// standard library inside its small scratch space.
 type GoCache struct {
 	dir, goBin string
-	ready      atomic.Bool
+
+	// bg bounds background preparations: the server's lifetime, never a
+	// call's, so a call that gives up waiting does not waste the work.
+	bg     context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	running chan struct{} // closed when the current preparation ends
+	started time.Time     // when the current or last preparation began
+	lastErr error         // how the last preparation failed, nil if it did not
 }
 
-// NewGoCache returns the cache at dir for the toolchain at goRoot; it is
-// ready when an earlier preparation finished.
+// NewGoCache returns the cache at dir for the toolchain at goRoot. It
+// removes preparations that an earlier, killed process left half-built.
 func NewGoCache(dir, goRoot string) *GoCache {
-	c := &GoCache{dir: dir, goBin: filepath.Join(goRoot, "bin", "go")}
-	if _, err := os.Stat(filepath.Join(dir, readyMarker)); err == nil {
-		c.ready.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &GoCache{dir: dir, goBin: filepath.Join(goRoot, "bin", "go"), bg: ctx, cancel: cancel}
+	if unlock, err := c.tryLock(); err == nil && unlock != nil {
+		c.removeStale()
+		unlock()
 	}
 	return c
 }
 
+// Ready reports whether the prepared cache is in place; it looks at the
+// disk every time, since another process may have prepared it or an
+// operator removed it since the last run.
+func (c *GoCache) Ready() bool {
+	_, err := os.Stat(filepath.Join(c.dir, readyMarker))
+	return err == nil
+}
+
 // Dir returns the cache directory once prepared, "" before.
 func (c *GoCache) Dir() string {
-	if c == nil || !c.ready.Load() {
+	if c == nil || !c.Ready() {
 		return ""
 	}
 	return c.dir
 }
 
+// Close stops a background preparation and waits for it to end.
+func (c *GoCache) Close() error {
+	c.cancel()
+	c.mu.Lock()
+	running := c.running
+	c.mu.Unlock()
+	if running != nil {
+		<-running
+	}
+	return nil
+}
+
+// Start begins preparing the cache in the background unless it is ready
+// or already being prepared by this process, and returns a channel closed
+// when that preparation ends.
+func (c *GoCache) Start() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		return c.running
+	}
+	done := make(chan struct{})
+	if c.Ready() {
+		close(done)
+		return done
+	}
+	c.running, c.started, c.lastErr = done, time.Now(), nil
+	go func() {
+		err := c.Prepare(c.bg)
+		c.mu.Lock()
+		c.running, c.lastErr = nil, err
+		c.mu.Unlock()
+		close(done)
+	}()
+	return done
+}
+
+// Wait returns the prepared cache directory, starting the preparation if
+// needed and waiting for it until ctx ends. progress is called every
+// progressEvery while it waits. When ctx ends first, or the preparation
+// failed, the error says so and when to retry: a go run never falls back
+// to compiling the standard library in its scratch space.
+func (c *GoCache) Wait(ctx context.Context, progress func(waited time.Duration)) (string, error) {
+	start := time.Now()
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	for {
+		done := c.Start()
+		select {
+		case <-done:
+			if dir := c.Dir(); dir != "" {
+				return dir, nil
+			}
+			c.mu.Lock()
+			err := c.lastErr
+			c.mu.Unlock()
+			if err == nil {
+				continue // removed right after it was made: prepare again
+			}
+			return "", toolerr.Wrap(err, toolerr.BackendUnavailable,
+				"The server could not prepare Go's build cache; tell the operator (the server log has the reason). python and bash scripts still work.",
+				"the Go build cache could not be prepared: %v", err).WithRule("exec.go_cache")
+		case <-tick.C:
+			if progress != nil {
+				progress(time.Since(start))
+			}
+		case <-ctx.Done():
+			c.mu.Lock()
+			began := time.Since(c.started).Round(time.Second)
+			c.mu.Unlock()
+			return "", toolerr.New(toolerr.BackendUnavailable,
+				"Retry this call in about 60 s (the first go script on a machine waits for this once), or use python or bash meanwhile.",
+				"the Go build cache for go scripts is still being prepared (for %s so far; it takes 1-3 minutes once per machine)", began).WithRule("exec.go_cache")
+		}
+	}
+}
+
 // Prepare builds the standard library into a fresh directory with the
-// environment scripts use, and moves it into place atomically.
+// environment scripts use, and moves it into place atomically. One
+// process on the machine prepares at a time; the others wait for its
+// lock and then find the cache ready.
 func (c *GoCache) Prepare(ctx context.Context) error {
-	if c.ready.Load() {
+	if c.Ready() {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(c.dir), 0o755); err != nil {
 		return err
 	}
+	unlock, err := c.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if c.Ready() {
+		return nil // another process prepared it while this one waited
+	}
+	c.removeStale()
+	return c.build(ctx)
+}
+
+// build runs `go build std` into a temporary directory and renames it into
+// place; the caller holds the lock.
+func (c *GoCache) build(ctx context.Context) error {
 	tmp, err := os.MkdirTemp(filepath.Dir(c.dir), filepath.Base(c.dir)+".tmp-")
 	if err != nil {
 		return err
@@ -70,14 +194,53 @@ func (c *GoCache) Prepare(ctx context.Context) error {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, c.dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(c.dir, readyMarker)); statErr != nil {
-			return err
-		}
-		// Another server prepared it first.
+	// A directory left without its marker (an operator's partial delete)
+	// is in the way of the rename.
+	if err := os.RemoveAll(c.dir); err != nil {
+		return err
 	}
-	c.ready.Store(true)
-	return nil
+	return os.Rename(tmp, c.dir)
+}
+
+// removeStale deletes preparations left by killed processes; the caller
+// holds the lock, so no live preparation is among them.
+func (c *GoCache) removeStale() {
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(c.dir), filepath.Base(c.dir)+".tmp-*"))
+	for _, d := range stale {
+		_ = os.RemoveAll(d)
+	}
+}
+
+// lock takes the machine-wide preparation lock, waiting until ctx ends.
+func (c *GoCache) lock(ctx context.Context) (unlock func(), err error) {
+	for {
+		unlock, err := c.tryLock()
+		if err != nil || unlock != nil {
+			return unlock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// tryLock takes the lock if it is free; unlock is nil when another
+// process holds it. The kernel releases it when a holder dies.
+func (c *GoCache) tryLock() (unlock func(), err error) {
+	f, err := os.OpenFile(c.dir+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // goEnv is the Go environment of go scripts; the cache is prepared with
@@ -88,4 +251,25 @@ func goEnv(goRoot, cache string) []string {
 		// A read-only GOCACHE works only without the module index, which
 		// go otherwise insists on writing there.
 		"GODEBUG=goindex=0"}
+}
+
+// waitGoCache waits, at most timeout and while ctx lasts, for the prepared
+// GOCACHE, telling the client how long it has waited.
+func waitGoCache(ctx context.Context, c *GoCache, timeout time.Duration) (string, error) {
+	if c == nil {
+		return "", toolerr.New(toolerr.BackendUnavailable, "Tell the operator; Go is not on the server's PATH.",
+			"no Go toolchain was found for this run").WithRule("exec.go_cache")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.Wait(ctx, func(waited time.Duration) {
+		el := waited.Round(time.Second)
+		tools.Progress(ctx, el.Seconds(), timeout.Seconds(),
+			"waiting "+el.String()+" for Go's build cache, prepared once per machine")
+	})
+}
+
+// WaitGoCache is waitGoCache for other sandboxed Go runs (declared tools).
+func WaitGoCache(ctx context.Context, c *GoCache, timeout time.Duration) (string, error) {
+	return waitGoCache(ctx, c, timeout)
 }

@@ -56,6 +56,11 @@ func (s *Set) runScript() tools.Tool {
 			if err != nil {
 				return RunOut{}, err
 			}
+			if cache := s.interpreters[in.Interpreter].cache; cache != nil {
+				if req.Cache, err = waitGoCache(ctx, cache, req.Limits.Timeout); err != nil {
+					return RunOut{}, err
+				}
+			}
 			return s.run(ctx, req)
 		})
 	return tools.WithPreview(tools.WithEnum(t, "interpreter", s.interpreterNames()), tools.PreviewOf(s.previewScript))
@@ -94,16 +99,10 @@ func (s *Set) scriptRequest(in RunScriptIn) (sandbox.Request, error) {
 		return sandbox.Request{}, err
 	}
 	env := append(slices.Clone(baseEnv), interp.env...)
-	var cache string
 	if interp.cache != nil {
-		// Until the shared cache is prepared, a run compiles into its own
-		// scratch: slower, never shared.
-		cache = interp.cache.Dir()
-		gocache := sandbox.CacheDir
-		if cache == "" {
-			gocache = "/tmp/gocache"
-		}
-		env = append(env, goEnv(interp.goRoot, gocache)...)
+		// The prepared cache is mounted at sandbox.CacheDir once ready
+		// (see waitGoCache); a go run never compiles without it.
+		env = append(env, goEnv(interp.goRoot, sandbox.CacheDir)...)
 	}
 	return sandbox.Request{
 		Argv:              append(slices.Clone(interp.argv), in.Args...),
@@ -112,7 +111,6 @@ func (s *Set) scriptRequest(in RunScriptIn) (sandbox.Request, error) {
 		Files:             map[string][]byte{interp.file: []byte(in.Script)},
 		Workspace:         s.workspace,
 		WorkspaceWritable: s.cfg.WorkspaceWritable,
-		Cache:             cache,
 		Limits:            limits,
 	}, nil
 }

@@ -1,0 +1,137 @@
+package exec
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// fakeGo is a GOROOT whose bin/go counts its runs in count, sleeps for
+// the seconds in delay and exits with the status in rc: a stand-in for a
+// slow or failing `go build std`.
+type fakeGo struct{ root string }
+
+func newFakeGo(t *testing.T, delay string, rc int) fakeGo {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
+	script := "#!/bin/sh\nd=$(dirname \"$0\")\necho run >>\"$d/count\"\necho built >\"$GOCACHE/entry\"\n" +
+		"sleep \"$(cat \"$d/delay\")\"\nexit \"$(cat \"$d/rc\")\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "go"), []byte(script), 0o755))
+	f := fakeGo{root}
+	f.set(t, delay, rc)
+	return f
+}
+
+func (f fakeGo) set(t *testing.T, delay string, rc int) {
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "bin", "delay"), []byte(delay), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "bin", "rc"), []byte(strconv.Itoa(rc)), 0o644))
+}
+
+func (f fakeGo) runs(t *testing.T) int {
+	data, err := os.ReadFile(filepath.Join(f.root, "bin", "count"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	return strings.Count(string(data), "run")
+}
+
+func TestGoCachePreparedOncePerMachine(t *testing.T) {
+	fake := newFakeGo(t, "0.3", 0)
+	dir := filepath.Join(t.TempDir(), "gocache")
+	// Three server processes sharing the cache directory.
+	caches := []*GoCache{NewGoCache(dir, fake.root), NewGoCache(dir, fake.root), NewGoCache(dir, fake.root)}
+	var wg sync.WaitGroup
+	for _, c := range caches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := c.Wait(context.Background(), nil)
+			require.NoError(t, err)
+			require.Equal(t, dir, got)
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 1, fake.runs(t), "one preparation for all processes")
+	require.FileExists(t, filepath.Join(dir, "entry"))
+	require.FileExists(t, filepath.Join(dir, readyMarker))
+}
+
+func TestGoCacheRemovesStalePreparations(t *testing.T) {
+	fake := newFakeGo(t, "0", 0)
+	dir := filepath.Join(t.TempDir(), "gocache-go1")
+	stale := dir + ".tmp-123"
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "aa"), 0o755))
+	NewGoCache(dir, fake.root)
+	require.NoDirExists(t, stale, "a killed process's half-built cache is removed at start")
+}
+
+func TestGoCacheWaitTimesOutWithClearError(t *testing.T) {
+	fake := newFakeGo(t, "5", 0)
+	c := NewGoCache(filepath.Join(t.TempDir(), "gocache"), fake.root)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	dir, err := c.Wait(ctx, nil)
+	require.Empty(t, dir, "a half-built cache is never handed out")
+	te := toolerr.As(err)
+	require.Equal(t, toolerr.BackendUnavailable, te.Code)
+	require.Equal(t, "exec.go_cache", te.Rule)
+	require.Contains(t, te.Message, "still being prepared")
+	require.Contains(t, te.Hint, "Retry")
+}
+
+func TestGoCacheFailureIsReportedAndRetried(t *testing.T) {
+	fake := newFakeGo(t, "0", 3)
+	dir := filepath.Join(t.TempDir(), "gocache")
+	c := NewGoCache(dir, fake.root)
+	_, err := c.Wait(context.Background(), nil)
+	te := toolerr.As(err)
+	require.Equal(t, toolerr.BackendUnavailable, te.Code)
+	require.Contains(t, te.Message, "could not be prepared")
+	require.NoDirExists(t, dir)
+	matches, _ := filepath.Glob(dir + ".tmp-*")
+	require.Empty(t, matches, "a failed preparation leaves nothing behind")
+
+	fake.set(t, "0", 0) // the cause is fixed: the next run prepares again
+	got, err := c.Wait(context.Background(), nil)
+	require.NoError(t, err)
+	require.Equal(t, dir, got)
+	require.Equal(t, 2, fake.runs(t))
+}
+
+func TestGoCacheReadinessRecheckedEveryRun(t *testing.T) {
+	fake := newFakeGo(t, "0", 0)
+	dir := filepath.Join(t.TempDir(), "gocache")
+	c := NewGoCache(dir, fake.root)
+	require.Empty(t, c.Dir())
+	// Another process prepares it: this one sees it without restarting.
+	require.NoError(t, NewGoCache(dir, fake.root).Prepare(context.Background()))
+	require.Equal(t, dir, c.Dir())
+	// An operator removes it: it is not mounted any more, and the next
+	// run prepares it again.
+	require.NoError(t, os.RemoveAll(dir))
+	require.Empty(t, c.Dir())
+	got, err := c.Wait(context.Background(), nil)
+	require.NoError(t, err)
+	require.Equal(t, dir, got)
+	require.Equal(t, 2, fake.runs(t))
+}
+
+func TestGoCacheWaitReportsProgress(t *testing.T) {
+	fake := newFakeGo(t, "2.5", 0)
+	c := NewGoCache(filepath.Join(t.TempDir(), "gocache"), fake.root)
+	var calls []time.Duration
+	_, err := c.Wait(context.Background(), func(waited time.Duration) { calls = append(calls, waited) })
+	require.NoError(t, err)
+	require.NotEmpty(t, calls, "a wait longer than %s reports progress", progressEvery)
+}
