@@ -40,7 +40,8 @@ neo4j_build() {
 	rm -rf "$NEO4J_BUILD/classes" "$NEO4J_BUILD/stamp"
 	local try
 	for try in 1 2 3; do
-		if mvn -B -q -f "$src/pom.xml" dependency:build-classpath \
+		# The repository follows $HOME (Java would take the account's home).
+		if mvn -B -q -Dmaven.repo.local="$HOME/.m2/repository" -f "$src/pom.xml" dependency:build-classpath \
 			-Dmdep.outputFile="$NEO4J_BUILD/classpath.txt" >"$NEO4J_BUILD/mvn.log" 2>&1; then
 			break
 		fi
