@@ -34,7 +34,7 @@ func exitCode(err error) int {
 }
 
 func newCallCmd() *cobra.Command {
-	f := &configFlags{policy: true}
+	f := &configFlags{}
 	var trusted bool
 	cmd := &cobra.Command{
 		Use:   "call TOOL [ARGS_JSON]",

@@ -8,11 +8,13 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 )
 
-// configFlags are the flags shared by the commands that load a config.
+// configFlags are the flags of every command that builds the effective
+// config (serve, tools, config check, policy explain, call, gemini): the
+// same flags everywhere, so a config proved with one command is the one
+// another runs.
 type configFlags struct {
 	file        string
 	allow, deny []string
-	policy      bool // whether --allow/--deny/--workspace are offered
 }
 
 // flagKeys maps flag names to the config keys they override.
@@ -20,9 +22,6 @@ var flagKeys = map[string]string{"workspace": "workspace", "http": "http.addr"}
 
 func (f *configFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.file, "config", "", "config file (default ./toolwarden.yaml, then $XDG_CONFIG_HOME/toolwarden/config.yaml)")
-	if !f.policy {
-		return
-	}
 	// configs.Load reads --grant and --revoke from the flag set.
 	cmd.Flags().StringArray("grant", nil, "capability resource:verb:scope to grant, added to capabilities.grant (repeatable)")
 	cmd.Flags().StringArray("revoke", nil, "capability pattern to deny, added to capabilities.deny (repeatable; deny wins)")

@@ -32,7 +32,7 @@ type geminiFlags struct {
 const serverTokenEnv = "TOOLWARDEN_SERVER_TOKEN"
 
 func newGeminiCmd() *cobra.Command {
-	f := &configFlags{policy: true}
+	f := &configFlags{}
 	g := &geminiFlags{}
 	cmd := &cobra.Command{
 		Use:   "gemini [flags] [PROMPT]",

@@ -12,7 +12,7 @@ import (
 
 func newPolicyCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "policy", Short: "Inspect the policy"}
-	f := &configFlags{policy: true}
+	f := &configFlags{}
 	var asJSON, trusted bool
 	explain := &cobra.Command{
 		Use:   "explain TOOL [ARGS_JSON]",

@@ -14,7 +14,7 @@ import (
 )
 
 func newServeCmd() *cobra.Command {
-	f := &configFlags{policy: true}
+	f := &configFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio, or over streamable HTTP (/mcp) and SSE (/sse) with --http",

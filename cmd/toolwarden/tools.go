@@ -11,7 +11,7 @@ import (
 )
 
 func newToolsCmd() *cobra.Command {
-	f := &configFlags{policy: true}
+	f := &configFlags{}
 	cmd := &cobra.Command{
 		Use:   "tools",
 		Short: "Print, as JSON, exactly the tools a model sees under the effective config",
