@@ -51,9 +51,7 @@ var echoTool = configs.DeclaredTool{
 // failing under scripts/test when it does not work.
 func declaredCLIServer(t *testing.T, backend string) *client.Client {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("sandboxes need root")
-	}
+	testenv.Root(t)
 	f := newFixture(t)
 	f.cfg.Tools = []configs.DeclaredTool{echoTool}
 	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, "echo_args")
@@ -61,10 +59,7 @@ func declaredCLIServer(t *testing.T, backend string) *client.Client {
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "declared_cli" {
-			if os.Getenv(testenv.RequireEnv) == "1" {
-				t.Fatalf("declared cli tools unavailable: %s", u.Reason)
-			}
-			t.Skipf("declared cli tools unavailable: %s", u.Reason)
+			testenv.Missing(t, "declared cli tools unavailable: %s", u.Reason)
 		}
 	}
 	c, err := client.NewInProcessClient(b.MCP())

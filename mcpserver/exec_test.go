@@ -38,18 +38,13 @@ func withExec(t testing.TB, f *fixture) {
 // under scripts/test when no sandbox works.
 func execServer(t testing.TB) (*fixture, *client.Client) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("sandboxes need root")
-	}
+	testenv.Root(t)
 	f := newFixture(t)
 	withExec(t, f)
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "exec" {
-			if os.Getenv(testenv.RequireEnv) == "1" {
-				t.Fatalf("exec unavailable: %s", u.Reason)
-			}
-			t.Skipf("exec unavailable: %s", u.Reason)
+			testenv.Missing(t, "exec unavailable: %s", u.Reason)
 		}
 	}
 	c, err := client.NewInProcessClient(b.MCP())
@@ -101,9 +96,7 @@ func TestRunGoScriptThroughMCP(t *testing.T) {
 // retry (or waits for it), never a linker error from compiling the
 // standard library inside its small scratch space.
 func TestRunGoScriptOnColdCache(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("sandboxes need root")
-	}
+	testenv.Root(t)
 	f := newFixture(t)
 	withExec(t, f)
 	cache := filepath.Join(t.TempDir(), "gocache")

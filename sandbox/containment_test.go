@@ -24,14 +24,12 @@ var stateDir = filepath.Join(os.TempDir(), "toolwarden-test-sandbox")
 // missing one is a failure.
 func runners(t *testing.T) []sandbox.Runner {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("sandboxes need root")
-	}
+	testenv.Root(t)
 	var out []sandbox.Runner
 	for _, backend := range []string{"runsc", "bwrap"} {
 		r, err := sandbox.Detect(context.Background(), sandbox.DetectOptions{Backend: backend, StateDir: filepath.Join(stateDir, backend)})
 		if err != nil {
-			if os.Getenv(testenv.RequireEnv) == "1" {
+			if testenv.Strict() {
 				t.Fatalf("%s: %v (scripts/sandbox-setup should have installed it)", backend, err)
 			}
 			t.Logf("skipping %s: %v", backend, err)
@@ -40,7 +38,7 @@ func runners(t *testing.T) []sandbox.Runner {
 		out = append(out, r)
 	}
 	if len(out) == 0 {
-		t.Skip("no sandbox backend")
+		testenv.Missing(t, "no sandbox backend works here")
 	}
 	return out
 }
@@ -206,9 +204,7 @@ func leftovers(t *testing.T) []string {
 }
 
 func TestStartupCleansCrashLeftovers(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
+	testenv.Root(t)
 	dead := exec.Command("/usr/bin/true")
 	require.NoError(t, dead.Run())
 	id := fmt.Sprintf("tw-%d-deadbeef0000", dead.Process.Pid)

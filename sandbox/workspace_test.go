@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
@@ -327,9 +328,7 @@ func TestWriteFileAtomicFailures(t *testing.T) {
 		{"through absolute symlinked dir", "abs_evil_dir/new.txt", nil, toolerr.PathSymlinkEscape},
 		{"into a directory through an escaping link", "rel_link/x", nil, toolerr.PathSymlinkEscape},
 		{"read-only directory", "ro/inside.txt", func(t *testing.T, l *layout) {
-			if os.Geteuid() == 0 {
-				t.Skip("root ignores directory permissions")
-			}
+			testenv.NonRoot(t) // root ignores directory permissions
 			ro := filepath.Join(l.dir, "ro")
 			require.NoError(t, os.Mkdir(ro, 0o755))
 			mustWrite(t, filepath.Join(ro, insideTarget), insideText)

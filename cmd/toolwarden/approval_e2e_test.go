@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 // person answers the server's approval questions for the end-to-end tests.
@@ -244,10 +245,7 @@ func TestApprovalModesBinary(t *testing.T) {
 // elicitation callback, over stdio and streamable HTTP, with the initialize
 // handshake and with the stateless 2026-07-28 protocol.
 func TestApprovalPythonClient(t *testing.T) {
-	py := os.Getenv("TOOLWARDEN_TEST_PYTHON")
-	if py == "" {
-		t.Skip("TOOLWARDEN_TEST_PYTHON is not set; scripts/test sets it up")
-	}
+	py := testenv.Need(t, "TOOLWARDEN_TEST_PYTHON")[0] // scripts/test sets it up
 	script, err := filepath.Abs("../../scripts/pyclient/approval_check.py")
 	require.NoError(t, err)
 	ws, env := workspace(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -185,10 +186,7 @@ func TestHTTPBinaryRefusesNonLoopback(t *testing.T) {
 // TestPythonClient drives the server with the official Python MCP SDK,
 // a client nobody here wrote. scripts/test provides the interpreter.
 func TestPythonClient(t *testing.T) {
-	py := os.Getenv("TOOLWARDEN_TEST_PYTHON")
-	if py == "" {
-		t.Skip("TOOLWARDEN_TEST_PYTHON is not set; scripts/test sets it up")
-	}
+	py := testenv.Need(t, "TOOLWARDEN_TEST_PYTHON")[0] // scripts/test sets it up
 	script, err := filepath.Abs("../../scripts/pyclient/client_check.py")
 	require.NoError(t, err)
 	ws, env := workspace(t)
