@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -33,7 +34,9 @@ func (w *Workspace) WriteFileAtomic(rel string, data []byte) error {
 			perm = fi.Mode().Perm()
 		}
 	}
-	tmp := path.Join(path.Dir(rel), tempPrefix+randomSuffix())
+	// The writer's pid in the name lets the next start tell a killed
+	// writer's leftover from a live one's (RemoveLeftovers).
+	tmp := path.Join(path.Dir(rel), tempPrefix+strconv.Itoa(os.Getpid())+"-"+randomSuffix())
 	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return mapErr(rel, err)

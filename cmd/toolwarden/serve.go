@@ -44,6 +44,9 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	if err := recordSurface(cmd.Context(), b, audit, log); err != nil {
 		return err
 	}
+	// A killed earlier server may have left temporary files of its writes;
+	// a large workspace takes a while to walk, so serving starts at once.
+	go removeLeftovers(cmd.Context(), b, log)
 	if cfg.HTTP.Addr == "" {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}
@@ -99,5 +102,17 @@ func logStart(log *slog.Logger, l *configs.Loaded, auditPath string) {
 	log.Info("toolwarden starting", "version", version, "config", src, "workspace", l.Config.Workspace, "audit", auditPath)
 	for _, w := range l.Widenings {
 		log.Warn("policy widened", "change", w)
+	}
+}
+
+// removeLeftovers deletes the temporary files that killed servers left in
+// the workspace, and says so.
+func removeLeftovers(ctx context.Context, b *mcpserver.Built, log *slog.Logger) {
+	removed, err := b.Workspace.RemoveLeftovers(ctx)
+	if len(removed) > 0 {
+		log.Warn("removed temporary files of interrupted writes (a server was killed)", "count", len(removed), "first", removed[0])
+	}
+	if err != nil && ctx.Err() == nil {
+		log.Warn("looking for interrupted writes failed", "err", err)
 	}
 }
