@@ -157,12 +157,27 @@ func mapErr(rel string, err error) error {
 			"%q is not under a directory", rel)
 	case errors.Is(err, syscall.EISDIR):
 		return toolerr.Wrap(err, toolerr.NotAFile, "Use list_directory for directories.", "%q is a directory", rel)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return toolerr.Wrap(err, toolerr.IO, "The disk holding the workspace is full (or over quota); ask the user to free space, then retry. Nothing was changed.",
+			"no space left on the workspace's disk for %q", rel).WithRule("io.disk_full")
+	case errors.Is(err, syscall.EROFS), errors.Is(err, syscall.EIO):
+		return toolerr.Wrap(err, toolerr.IO, "The workspace's file system refused the operation; tell the user. Nothing was changed.",
+			"the workspace's file system failed on %q: %s", rel, errnoText(err)).WithRule("io.filesystem")
 	case errors.Is(err, fs.ErrPermission):
 		return toolerr.Wrap(err, toolerr.InvalidArgument, "The server's user may not access this file.",
 			"permission denied for %q", rel)
 	}
 	return toolerr.Wrap(err, toolerr.Internal, "This is a server fault; retrying will not help.",
 		"file operation on %q failed", rel)
+}
+
+// errnoText is the system's words for err's errno, without paths.
+func errnoText(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno.Error()
+	}
+	return "unknown error"
 }
 
 // isEscape reports whether err is os.Root's refusal to leave its directory.

@@ -43,6 +43,9 @@ const (
 	EditNoMatch        Code = "edit.no_match"
 	EditAmbiguous      Code = "edit.ambiguous_match"
 	Internal           Code = "internal"
+	// IO: the disk under the workspace failed the operation (full, read-only,
+	// an I/O error); nothing was half-written, and it may work later.
+	IO Code = "io"
 	// Human approval (MCP elicitation).
 	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
 	DeniedApprovalDeclined    Code = "denied.approval_declined"
