@@ -16,9 +16,17 @@ import (
 	"github.com/toolwarden/toolwarden/tools"
 )
 
-// readyMarker marks a fully prepared GOCACHE; a directory without it is
-// never mounted.
-const readyMarker = "toolwarden-ready"
+// readyMarker marks a fully prepared GOCACHE; a directory without it, or
+// whose marker lacks readyStamp (an older toolwarden's, which could mark
+// an empty cache ready), is never mounted.
+const (
+	readyMarker = "toolwarden-ready"
+	readyStamp  = "toolwarden gocache v2\n"
+)
+
+// minEntries is fewer cache entries than `go build std` ever leaves; a
+// build that left fewer did not fill the cache.
+const minEntries = 200
 
 // lockPoll is how often a waiter retries the machine-wide preparation lock.
 const lockPoll = 200 * time.Millisecond
@@ -60,8 +68,8 @@ func NewGoCache(dir, goRoot string) *GoCache {
 // disk every time, since another process may have prepared it or an
 // operator removed it since the last run.
 func (c *GoCache) Ready() bool {
-	_, err := os.Stat(filepath.Join(c.dir, readyMarker))
-	return err == nil
+	data, err := os.ReadFile(filepath.Join(c.dir, readyMarker))
+	return err == nil && string(data) == readyStamp
 }
 
 // Dir returns the cache directory once prepared, "" before.
@@ -188,10 +196,10 @@ func (c *GoCache) build(ctx context.Context) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("prepare GOCACHE: go build std: %w: %s", err, strings.TrimSpace(string(out)))
 	}
-	if err := os.WriteFile(filepath.Join(tmp, readyMarker), nil, 0o644); err != nil {
+	if err := seal(tmp); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, readyMarker), []byte(readyStamp), 0o644); err != nil {
 		return err
 	}
 	// A directory left without its marker (an operator's partial delete)
@@ -200,6 +208,27 @@ func (c *GoCache) build(ctx context.Context) error {
 		return err
 	}
 	return os.Rename(tmp, c.dir)
+}
+
+// seal checks that the build filled dir and makes it readable by the
+// sandbox's unprivileged user whatever the server's umask: directories
+// 0755, files 0644.
+func seal(dir string) error {
+	entries := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(p, 0o755)
+		}
+		entries++
+		return os.Chmod(p, 0o644)
+	})
+	if err == nil && entries < minEntries {
+		err = fmt.Errorf("prepare GOCACHE: go build std left %d files in the cache, expected at least %d", entries, minEntries)
+	}
+	return err
 }
 
 // removeStale deletes preparations left by killed processes; the caller

@@ -23,7 +23,7 @@ func newFakeGo(t *testing.T, delay string, rc int) fakeGo {
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "bin"), 0o755))
-	script := "#!/bin/sh\nd=$(dirname \"$0\")\necho run >>\"$d/count\"\necho built >\"$GOCACHE/entry\"\n" +
+	script := "#!/bin/sh\nd=$(dirname \"$0\")\necho run >>\"$d/count\"\nfor i in $(seq 1 250); do echo built >\"$GOCACHE/e$i\"; done\n" +
 		"sleep \"$(cat \"$d/delay\")\"\nexit \"$(cat \"$d/rc\")\"\n"
 	require.NoError(t, os.WriteFile(filepath.Join(root, "bin", "go"), []byte(script), 0o755))
 	f := fakeGo{root}
@@ -62,7 +62,7 @@ func TestGoCachePreparedOncePerMachine(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, 1, fake.runs(t), "one preparation for all processes")
-	require.FileExists(t, filepath.Join(dir, "entry"))
+	require.FileExists(t, filepath.Join(dir, "e250"))
 	require.FileExists(t, filepath.Join(dir, readyMarker))
 }
 
@@ -134,4 +134,24 @@ func TestGoCacheWaitReportsProgress(t *testing.T) {
 	_, err := c.Wait(context.Background(), func(waited time.Duration) { calls = append(calls, waited) })
 	require.NoError(t, err)
 	require.NotEmpty(t, calls, "a wait longer than %s reports progress", progressEvery)
+}
+
+func TestGoCacheRefusesEmptyOrOldCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gocache")
+	// An older toolwarden marked an empty cache ready: it is rebuilt.
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, readyMarker), nil, 0o644))
+	fake := newFakeGo(t, "0", 0)
+	c := NewGoCache(dir, fake.root)
+	require.Empty(t, c.Dir(), "an old, empty cache is not mounted")
+	got, err := c.Wait(context.Background(), nil)
+	require.NoError(t, err)
+	require.Equal(t, dir, got)
+	require.FileExists(t, filepath.Join(dir, "e250"))
+
+	// A build that exits 0 but fills nothing is a failure, not a cache.
+	empty := newFakeGo(t, "0", 0)
+	require.NoError(t, os.WriteFile(filepath.Join(empty.root, "bin", "go"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
+	_, err = NewGoCache(filepath.Join(t.TempDir(), "gocache"), empty.root).Wait(context.Background(), nil)
+	require.ErrorContains(t, err, "left 0 files in the cache")
 }
