@@ -43,6 +43,9 @@ const (
 	EditNoMatch        Code = "edit.no_match"
 	EditAmbiguous      Code = "edit.ambiguous_match"
 	Internal           Code = "internal"
+	// AuditWrite: the call's audit line could not be written (a full or
+	// failing audit volume), so it was not run; it may succeed later.
+	AuditWrite Code = "audit.write"
 	// Human approval (MCP elicitation).
 	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
 	DeniedApprovalDeclined    Code = "denied.approval_declined"
