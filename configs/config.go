@@ -75,9 +75,16 @@ type FS struct {
 	MaxGrepFileBytes int64 `mapstructure:"max_grep_file_bytes" yaml:"max_grep_file_bytes"`
 }
 
-// Audit configures the hash-chained audit log.
+// Audit configures the hash-chained audit log (see audit.go).
 type Audit struct {
 	Path string `mapstructure:"path" yaml:"path"`
+	// Sync is when lines are fsynced: always, interval or none.
+	Sync string `mapstructure:"sync" yaml:"sync"`
+	// MaxBytes and MaxAge rotate the file (0 is off); Keep is how many
+	// rotated files are kept (0 keeps all).
+	MaxBytes int64         `mapstructure:"max_bytes" yaml:"max_bytes"`
+	MaxAge   time.Duration `mapstructure:"max_age" yaml:"max_age"`
+	Keep     int           `mapstructure:"keep" yaml:"keep"`
 }
 
 // HTTP configures the streamable HTTP and SSE transports.

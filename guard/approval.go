@@ -114,8 +114,7 @@ func (t *Ticket) Digest() string { return t.digest }
 // pending records that a call waits for approval and returns its ticket.
 func (g *Guard) pending(call Call, digest, rule string, start time.Time) (*Ticket, *toolerr.Error) {
 	if err := g.record(call, digest, rule, NeedsApproval, "", start); err != nil {
-		return nil, toolerr.Wrap(err, toolerr.Internal, "The operator must fix the audit log before tools can run.",
-			"the call was not run because its audit line could not be written").WithRule("audit.write")
+		return nil, auditDenial(err)
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start, pending: true}, nil
 }
@@ -126,8 +125,7 @@ func (g *Guard) pending(call Call, digest, rule string, start time.Time) (*Ticke
 // audit line cannot be written.
 func (t *Ticket) Approve(rule string) *toolerr.Error {
 	if err := t.g.record(t.call, t.digest, rule, Approved, "", t.start); err != nil {
-		return toolerr.Wrap(err, toolerr.Internal, "The operator must fix the audit log before tools can run.",
-			"the call was not run because its audit line could not be written").WithRule("audit.write")
+		return auditDenial(err)
 	}
 	t.pending = false
 	return nil

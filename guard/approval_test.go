@@ -193,7 +193,7 @@ func TestApprovalFailsClosedWhenAuditFails(t *testing.T) {
 	require.Nil(t, denial)
 	e := ticket.Approve("approval.elicit")
 	require.NotNil(t, e, "an approval whose audit line fails does not let the call run")
-	require.Equal(t, toolerr.Internal, e.Code)
+	require.Equal(t, toolerr.AuditWrite, e.Code)
 	require.True(t, ticket.NeedsApproval())
 }
 

@@ -1,18 +1,15 @@
 package guard
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -39,59 +36,190 @@ type Entry struct {
 	// ToolsSHA256 is, on a start line, the digest of the advertised tool
 	// surface (names, descriptions, schemas, annotations).
 	ToolsSHA256 string `json:"tools_sha256,omitempty"`
+	// PrevFile is, on the first line of a rotated-to file, the name the
+	// previous file was renamed to; Prev is that file's last hash.
+	PrevFile string `json:"prev_file,omitempty"`
+	// TornBytes and TornFile are, on a torn-tail line, how many bytes of
+	// a half-written last line were moved aside, and where to.
+	TornBytes int64  `json:"torn_bytes,omitempty"`
+	TornFile  string `json:"torn_file,omitempty"`
 }
 
 // genesis is the Prev of the first line.
 const genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// AuditLog appends hash-chained entries to a file. Several processes may
-// share one file: each append takes an exclusive lock and reads the tail.
-type AuditLog struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-	now  func() time.Time
-	// last is the newest entry and size the file size after it, so that an
-	// append re-reads the tail only when another process wrote meanwhile.
-	last *Entry
-	size int64
+// SyncMode is when the audit file is fsynced. Every line is written with
+// write(2) before its call goes on whatever the mode, so a killed server
+// loses nothing it acknowledged; fsync adds surviving a machine crash.
+type SyncMode string
+
+// The sync modes (configs.Audit.Sync).
+const (
+	// SyncAlways fsyncs before the call goes on; concurrent calls share one fsync.
+	SyncAlways SyncMode = "always"
+	// SyncInterval fsyncs at most every second, at rotation and at Close.
+	SyncInterval SyncMode = "interval"
+	// SyncNone leaves flushing to the kernel.
+	SyncNone SyncMode = "none"
+)
+
+// AuditOptions configure an AuditLog. The zero value syncs every second
+// and never rotates.
+type AuditOptions struct {
+	Sync SyncMode
+	// SyncInterval is the interval of SyncInterval (default one second).
+	SyncInterval time.Duration
+	// MaxBytes and MaxAge rotate the file once it is that large or its
+	// first line that old (0 is off). Keep is how many rotated files are
+	// kept (0 keeps all).
+	MaxBytes int64
+	MaxAge   time.Duration
+	Keep     int
+	// Log receives the warnings (a torn line set aside, a pruning that
+	// failed); nil is slog.Default().
+	Log *slog.Logger
 }
 
-// OpenAuditLog opens (creating, mode 0600) the audit file at path.
+// AuditLog appends hash-chained entries to a file. Several processes may
+// share one file: each append takes an exclusive flock, follows a rotation
+// another process made, and reads the tail if another process wrote.
+type AuditLog struct {
+	mu   sync.Mutex
+	path string
+	opts AuditOptions
+	now  func() time.Time
+	// swap guards f against a fsync running outside mu: f is replaced
+	// (rotation) under both mu and swap.
+	swap sync.RWMutex
+	f    *os.File
+	// last is the newest entry and size the file size after it, so that an
+	// append re-reads the tail only when another process wrote meanwhile;
+	// born is the time of the file's first line (for MaxAge).
+	last   *Entry
+	size   int64
+	born   time.Time
+	sync   *syncer
+	closed bool
+}
+
+// OpenAuditLog opens (creating, mode 0600) the audit file at path with the
+// default options.
 func OpenAuditLog(path string) (*AuditLog, error) {
+	return OpenAuditLogWith(path, AuditOptions{})
+}
+
+// OpenAuditLogWith opens (creating, mode 0600) the audit file at path. A
+// torn last line, left by a crash in the middle of a write, is moved to
+// path.torn and recorded in the chain, which then goes on.
+func OpenAuditLogWith(path string, opts AuditOptions) (*AuditLog, error) {
+	if opts.Sync == "" {
+		opts.Sync = SyncInterval
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openAuditFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	a := &AuditLog{f: f, path: path, now: time.Now}
-	if _, err := a.tail(); err != nil {
+	a := &AuditLog{f: f, path: path, opts: opts, now: time.Now}
+	a.sync = newSyncer(opts.Sync, opts.SyncInterval, a.fsync, opts.Log)
+	if err := a.check(); err != nil {
+		a.sync.stop()
 		f.Close()
-		return nil, fmt.Errorf("audit log %s: last line is unreadable (%v); run `toolwarden audit verify %s`", path, err, path)
+		return nil, fmt.Errorf("audit log %s: %v; run `toolwarden audit verify %s`", path, err, path)
 	}
 	return a, nil
+}
+
+func openAuditFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+}
+
+// check reads the tail under the lock at open, setting a torn line aside,
+// and removes what a rotation that crashed left behind.
+func (a *AuditLog) check() error {
+	if err := a.lock(); err != nil {
+		return err
+	}
+	defer a.unlock()
+	removeStaleRotations(a.path)
+	_, _, err := a.lastEntry()
+	return err
 }
 
 // Path returns the audit file's path.
 func (a *AuditLog) Path() string { return a.path }
 
-// Close closes the file.
-func (a *AuditLog) Close() error { return a.f.Close() }
-
-// Append chains e to the log and writes it. Seq, Time, Prev and Hash are set here.
-func (a *AuditLog) Append(e Entry) error {
+// Close fsyncs (unless the mode is none) and closes the file.
+func (a *AuditLog) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if err := syscall.Flock(int(a.f.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("audit log lock: %w", err)
+	if a.closed {
+		return nil
 	}
-	defer syscall.Flock(int(a.f.Fd()), syscall.LOCK_UN)
-	last, err := a.lastEntry()
+	a.closed = true
+	a.sync.stop()
+	a.swap.Lock()
+	defer a.swap.Unlock()
+	var err error
+	if a.opts.Sync != SyncNone {
+		if err = a.f.Sync(); err == nil {
+			a.sync.markSynced()
+		}
+	}
+	return errors.Join(err, a.f.Close())
+}
+
+// Append chains e to the log and writes it, rotating first when the file is
+// due. Seq, Time, Prev and Hash are set here. It returns once the line is
+// written, and with SyncAlways once it is on stable storage.
+func (a *AuditLog) Append(e Entry) error {
+	n, err := a.append(e)
 	if err != nil {
-		return fmt.Errorf("audit log tail: %w", err)
+		return err
 	}
+	if a.opts.Sync == SyncAlways {
+		return a.sync.wait(n)
+	}
+	return nil
+}
+
+func (a *AuditLog) append(e Entry) (uint64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return 0, os.ErrClosed
+	}
+	for {
+		if err := a.lock(); err != nil {
+			return 0, err
+		}
+		last, size, err := a.lastEntry()
+		if err != nil {
+			a.unlock()
+			return 0, fmt.Errorf("audit log tail: %w", err)
+		}
+		if !a.rotationDue(last, size) {
+			defer a.unlock()
+			return a.write(e, last, size)
+		}
+		// rotate closes the old file, which drops its lock.
+		if err := a.rotate(last); err != nil {
+			a.unlock()
+			return 0, fmt.Errorf("audit log rotation: %w", err)
+		}
+	}
+}
+
+// write chains e to last and writes it at size, the end of the file; the
+// flock is held. A failed write (a full disk) is cut off again, so that
+// the file keeps ending in a whole line and the next append succeeds once
+// there is room. It returns the write's number for the syncer.
+func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 	e.Seq, e.Prev = 1, genesis
 	if last != nil {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
@@ -100,58 +228,21 @@ func (a *AuditLog) Append(e Entry) error {
 	e.Hash = hashEntry(e)
 	line, err := json.Marshal(e)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	n, err := a.f.Write(append(line, '\n'))
 	if err != nil {
 		a.last = nil
-		return err
+		if n > 0 {
+			err = errors.Join(err, a.f.Truncate(size))
+		}
+		return 0, err
 	}
-	a.last, a.size = &e, a.size+int64(n)
-	return nil
-}
-
-// lastEntry returns the newest entry, from memory when the file has not
-// grown since this process last wrote to it.
-func (a *AuditLog) lastEntry() (*Entry, error) {
-	fi, err := a.f.Stat()
-	if err != nil {
-		return nil, err
+	if last == nil {
+		a.born = a.now()
 	}
-	if a.last != nil && fi.Size() == a.size {
-		return a.last, nil
-	}
-	last, err := a.tail()
-	if err != nil {
-		return nil, err
-	}
-	a.last, a.size = last, fi.Size()
-	return last, nil
-}
-
-// tail returns the last entry, or nil for an empty file.
-func (a *AuditLog) tail() (*Entry, error) {
-	fi, err := a.f.Stat()
-	if err != nil || fi.Size() == 0 {
-		return nil, err
-	}
-	const window = 8192
-	off := max(fi.Size()-window, 0)
-	buf := make([]byte, fi.Size()-off)
-	if _, err := a.f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	buf = bytes.TrimRight(buf, "\n")
-	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
-		buf = buf[i+1:]
-	} else if off > 0 {
-		return nil, errors.New("last line longer than 8 KiB")
-	}
-	var e Entry
-	if err := json.Unmarshal(buf, &e); err != nil {
-		return nil, err
-	}
-	return &e, nil
+	a.last, a.size = &e, size+int64(n)
+	return a.sync.wrote(), nil
 }
 
 // hashEntry is SHA-256 over the entry's JSON with Hash empty.
@@ -160,43 +251,6 @@ func hashEntry(e Entry) string {
 	b, _ := json.Marshal(e)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// VerifyResult summarises a verified log.
-type VerifyResult struct {
-	Lines    int
-	LastHash string
-}
-
-// Verify reads a log and checks every line's hash, its link to the line
-// before and its sequence number. The first problem is returned with its line.
-func Verify(r io.Reader) (VerifyResult, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	res := VerifyResult{LastHash: genesis}
-	for n := 1; sc.Scan(); n++ {
-		var e Entry
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return res, fmt.Errorf("line %d: not an audit entry: %v", n, err)
-		}
-		// Bytes after the entry are outside the hash, so they could carry
-		// anything unnoticed.
-		if _, err := dec.Token(); err != io.EOF {
-			return res, fmt.Errorf("line %d: not an audit entry: data after the entry", n)
-		}
-		switch {
-		case e.Seq != uint64(n):
-			return res, fmt.Errorf("line %d: sequence number is %d, want %d (a line was deleted, inserted or moved)", n, e.Seq, n)
-		case e.Prev != res.LastHash:
-			return res, fmt.Errorf("line %d: chain broken: prev does not match the hash of line %d", n, n-1)
-		case hashEntry(e) != e.Hash:
-			return res, fmt.Errorf("line %d: hash mismatch (the line was edited)", n)
-		}
-		res.Lines, res.LastHash = n, e.Hash
-	}
-	return res, sc.Err()
 }
 
 // ArgsDigest is the SHA-256 of the arguments' canonical JSON (object keys

@@ -126,8 +126,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		return nil, d.Err
 	}
 	if err := g.record(call, digest, d.Rule, Allow, "", start); err != nil {
-		return nil, toolerr.Wrap(err, toolerr.Internal, "The operator must fix the audit log before tools can run.",
-			"the call was not run because its audit line could not be written").WithRule("audit.write")
+		return nil, auditDenial(err)
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
 }
@@ -179,8 +178,8 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 		outcome, code = OutcomeFailed, string(toolerr.ErrorCode(res))
 	}
 	if aerr := t.g.recordFinished(t, outcome, code, redactions); aerr != nil {
-		return toolerr.Result(toolerr.New(toolerr.Internal, "The operator must fix the audit log before tools can run.",
-			"the call ran but its audit line could not be written"))
+		return toolerr.Result(toolerr.Wrap(aerr, toolerr.AuditWrite, auditHint,
+			"the call ran but its audit line could not be written, so its result is withheld").WithRule("audit.write"))
 	}
 	return res
 }
@@ -195,6 +194,17 @@ func entry(call Call, digest, rule string, outcome Outcome, code string, start t
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 	}
+}
+
+// auditHint is the hint of an audit.write denial.
+const auditHint = "The server could not write its audit log (for example, the audit volume is full); " +
+	"nothing runs without an audit line. Retry later: the operator must free space on the audit volume or fix the audit file."
+
+// auditDenial is the error of a call refused because its audit line could
+// not be written: the guard fails closed.
+func auditDenial(err error) *toolerr.Error {
+	return toolerr.Wrap(err, toolerr.AuditWrite, auditHint,
+		"the call was not run because its audit line could not be written").WithRule("audit.write")
 }
 
 func (g *Guard) append(e Entry) error {

@@ -69,7 +69,7 @@ func TestAdmitFailsClosedWhenAuditFails(t *testing.T) {
 		wantRule string
 	}{
 		{name: "allowed call", call: Call{Tool: "read_file", Session: "s", Args: decodeJSON(t, `{"path":"a.txt"}`)},
-			wantCode: toolerr.Internal, wantRule: "audit.write"},
+			wantCode: toolerr.AuditWrite, wantRule: "audit.write"},
 		{name: "denied call stays denied", call: Call{Tool: "write_file", Session: "s", Args: decodeJSON(t, `{"path":"a.txt"}`)},
 			wantCode: toolerr.DeniedNotAllowed, wantRule: `deny:"write_*"`},
 		{name: "unknown tool stays denied", call: Call{Tool: "nope", Session: "s"},
@@ -110,7 +110,7 @@ func TestFinishReportsAnUnauditedResultAsError(t *testing.T) {
 	var ran atomic.Int64
 	res := serve(g, Call{Tool: "read_file", Session: "s", Args: decodeJSON(t, `{"path":"a"}`)}, countingHandler(&ran, "contents"))
 	require.Equal(t, int64(1), ran.Load())
-	require.Equal(t, toolerr.Internal, errorOf(t, res).Code)
+	require.Equal(t, toolerr.AuditWrite, errorOf(t, res).Code)
 	for _, c := range res.Content {
 		require.NotContains(t, fmt.Sprint(c), "contents", "an unaudited result must not reach the model")
 	}

@@ -192,7 +192,7 @@ func TestGuardFailsClosed(t *testing.T) {
 		args  map[string]any
 		code  toolerr.Code
 	}{
-		{"audit cannot be written", failingAudit{}, map[string]any{"path": "a"}, toolerr.Internal},
+		{"audit cannot be written", failingAudit{}, map[string]any{"path": "a"}, toolerr.AuditWrite},
 		{"schema violation", guard.Discard{}, map[string]any{"path": "a", "extra": true}, toolerr.InvalidSchema},
 		{"path escape", guard.Discard{}, map[string]any{"path": "../a"}, toolerr.PathOutsideWorkspace},
 	}

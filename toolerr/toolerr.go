@@ -46,6 +46,9 @@ const (
 	// IO: the disk under the workspace failed the operation (full, read-only,
 	// an I/O error); nothing was half-written, and it may work later.
 	IO Code = "io"
+	// AuditWrite: the call's audit line could not be written (a full or
+	// failing audit volume), so it was not run; it may succeed later.
+	AuditWrite Code = "audit.write"
 	// Human approval (MCP elicitation).
 	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
 	DeniedApprovalDeclined    Code = "denied.approval_declined"

@@ -1,0 +1,161 @@
+package guard
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// FileResult is one verified file of a chain.
+type FileResult struct {
+	Path string
+	VerifyResult
+}
+
+// ChainResult is a chain verified across rotated files.
+type ChainResult struct {
+	// Files are in chain order, oldest first.
+	Files []FileResult
+	// Missing is the file the oldest one was rotated from, when it was not
+	// given (audit.keep removed it, or it was left out).
+	Missing string
+	// TornFiles are the .torn files beside the verified ones, holding the
+	// torn lines set aside; they are outside the chain.
+	TornFiles []TornFile
+}
+
+// TornFile is a file of set-aside torn lines.
+type TornFile struct {
+	Path  string
+	Bytes int64
+}
+
+// VerifyFiles verifies each file, orders them by their rotation links
+// (each file's first line names the file before it) and checks every link:
+// the first line of a file chains to the last hash of the one before and
+// goes on with its sequence. Files that do not form one chain are refused.
+func VerifyFiles(paths []string) (ChainResult, error) {
+	byName := map[string]FileResult{}
+	for _, p := range paths {
+		res, err := verifyFile(p)
+		if err != nil {
+			return ChainResult{}, fmt.Errorf("%s: %w", p, err)
+		}
+		name := filepath.Base(p)
+		if _, dup := byName[name]; dup {
+			return ChainResult{}, fmt.Errorf("two files are named %s; a chain links files by name", name)
+		}
+		byName[name] = FileResult{Path: p, VerifyResult: res}
+	}
+	order, err := chainOrder(byName)
+	if err != nil {
+		return ChainResult{}, err
+	}
+	out := ChainResult{Files: order, TornFiles: tornFiles(paths)}
+	if prev := order[0].PrevFile; prev != "" {
+		out.Missing = prev
+	}
+	for i := 1; i < len(order); i++ {
+		if err := checkLink(order[i-1], order[i]); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func verifyFile(path string) (VerifyResult, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return VerifyResult{}, err
+	}
+	defer f.Close()
+	return Verify(f)
+}
+
+// chainOrder finds the newest file (no other names it as its previous
+// file) and walks back through the PrevFile links.
+func chainOrder(byName map[string]FileResult) ([]FileResult, error) {
+	named := map[string]bool{}
+	for _, r := range byName {
+		named[r.PrevFile] = true
+	}
+	var heads []string
+	for name := range byName {
+		if !named[name] {
+			heads = append(heads, name)
+		}
+	}
+	slices.Sort(heads)
+	if len(heads) != 1 {
+		return nil, fmt.Errorf("the files do not form one chain: %s each end one (a file between them is missing, or they are different logs)",
+			strings.Join(heads, ", "))
+	}
+	var order []FileResult
+	for name := heads[0]; name != ""; {
+		r, ok := byName[name]
+		if !ok {
+			break
+		}
+		order = append(order, r)
+		delete(byName, name)
+		name = r.PrevFile
+	}
+	if len(byName) > 0 {
+		var left []string
+		for name := range byName {
+			left = append(left, name)
+		}
+		slices.Sort(left)
+		return nil, fmt.Errorf("%s: not linked into the chain ending in %s", strings.Join(left, ", "), heads[0])
+	}
+	slices.Reverse(order)
+	return order, nil
+}
+
+// checkLink checks that next continues prev.
+func checkLink(prev, next FileResult) error {
+	switch {
+	case next.FirstPrev != prev.LastHash:
+		return fmt.Errorf("%s: line 1: chain broken: prev does not match the last hash of %s (it was edited or cut after the rotation)",
+			next.Path, filepath.Base(prev.Path))
+	case next.FirstSeq != prev.LastSeq+1:
+		return fmt.Errorf("%s: line 1: sequence number is %d, want %d after the last line of %s",
+			next.Path, next.FirstSeq, prev.LastSeq+1, filepath.Base(prev.Path))
+	}
+	return nil
+}
+
+// tornFiles lists the .torn files of the given files.
+func tornFiles(paths []string) []TornFile {
+	var out []TornFile
+	for _, p := range paths {
+		if fi, err := os.Stat(p + tornSuffix); err == nil && fi.Mode().IsRegular() {
+			out = append(out, TornFile{Path: p + tornSuffix, Bytes: fi.Size()})
+		}
+	}
+	return out
+}
+
+// LogFiles lists the audit files in dir: every regular file but the .torn
+// files, the half-made files of a crashed rotation and hidden files.
+func LogFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, tornSuffix) ||
+			strings.Contains(name, rotateTmp) {
+			continue
+		}
+		out = append(out, filepath.Join(dir, name))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no audit files in it", dir)
+	}
+	return out, nil
+}
