@@ -9,6 +9,7 @@ import (
 // protectedWrites are capability denials the config cannot lift: no tool
 // may write the server's own configuration (the file it read, the default
 // ./toolwarden.yaml, the tools.d directories beside them) or its audit log
+// (with its rotated and .torn files)
 // when they lie inside the workspace. A model that could write them would
 // widen its own policy at the next start, or erase its trail.
 func protectedWrites(cfg configs.Config) []string {
@@ -27,6 +28,11 @@ func protectedWrites(cfg configs.Config) []string {
 		if rel, ok := inside(ws, f); ok {
 			deny = append(deny, "fs:write:"+rel)
 		}
+	}
+	// Its rotated files (audit.jsonl.<time>) and torn lines set aside
+	// (audit.jsonl.torn) are the same trail.
+	if rel, ok := inside(ws, AuditPath(cfg)); ok {
+		deny = append(deny, "fs:write:"+rel+".*")
 	}
 	for _, d := range dirs {
 		if rel, ok := inside(ws, d); ok {

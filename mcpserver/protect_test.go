@@ -45,6 +45,8 @@ func TestToolsCannotWriteTheServersOwnConfig(t *testing.T) {
 		{"move_file", map[string]any{"source": "conf", "destination": "conf2"}},
 		{"delete_file", map[string]any{"path": "logs/audit.jsonl"}},
 		{"write_file", map[string]any{"path": "logs/audit.jsonl", "content": ""}},
+		{"write_file", map[string]any{"path": "logs/audit.jsonl.torn", "content": ""}},
+		{"delete_file", map[string]any{"path": "logs/audit.jsonl.20261124T101010Z"}},
 	} {
 		e := errorOf(t, callTool(t, c, call.tool, call.args))
 		require.Equal(t, toolerr.DeniedCapability, e.Code, "%s %v: %s", call.tool, call.args, e.Message)
