@@ -8,8 +8,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 func mustCap(t testing.TB, s string) Capability {
@@ -175,7 +175,7 @@ func FuzzCovers(f *testing.F) {
 		if err != nil {
 			return
 		}
-		clean, err := sandbox.CleanPath(path)
+		clean, err := workspacepath.Clean(path)
 		if err != nil || hasMeta(clean) {
 			return
 		}
@@ -192,7 +192,7 @@ func FuzzCovers(f *testing.F) {
 				t.Fatalf("grant %q covers %q but does not match it", glob, clean)
 			}
 		}
-		under, err := sandbox.CleanPath(clean + "/" + suffix)
+		under, err := workspacepath.Clean(clean + "/" + suffix)
 		if err != nil || hasMeta(under) || !(under == clean || clean == "." || strings.HasPrefix(under, clean+"/")) {
 			return
 		}

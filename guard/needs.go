@@ -3,8 +3,8 @@ package guard
 import (
 	"strings"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // Needs returns the capabilities one call needs: the tool's declared ones,
@@ -88,7 +88,7 @@ func templateValues(tool *ToolInfo, name string, val any, fsScope bool) ([]strin
 			return nil, templateError(tool, name, "holds an empty or non-string value")
 		}
 		if isPath || fsScope {
-			clean, err := sandbox.CleanPath(s)
+			clean, err := workspacepath.Clean(s)
 			if err != nil {
 				te := toolerr.As(err)
 				return nil, toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)

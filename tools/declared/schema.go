@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // InputSchema generates t's JSON Schema: an object of exactly the declared
@@ -56,7 +56,7 @@ func paramSchema(p configs.ToolParam) map[string]any {
 		s["type"] = "boolean"
 	case configs.ParamFilepath:
 		s["type"] = "string"
-		s["maxLength"] = sandbox.MaxPathBytes
+		s["maxLength"] = workspacepath.MaxPathBytes
 	case configs.ParamURL:
 		s["type"] = "string"
 		s["format"] = "uri"
