@@ -60,7 +60,7 @@ func paramSchema(p configs.ToolParam) map[string]any {
 	case configs.ParamURL:
 		s["type"] = "string"
 		s["format"] = "uri"
-		s["maxLength"] = configs.MaxURLLength
+		s["maxLength"] = MaxURLLength
 	}
 	return s
 }
@@ -73,7 +73,7 @@ func maxLength(p configs.ToolParam) int {
 	if p.MaxLength > 0 {
 		return p.MaxLength
 	}
-	return configs.DefaultParamMaxLength
+	return DefaultParamMaxLength
 }
 
 // paramDescription is the operator's description plus the rules the value

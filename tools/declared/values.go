@@ -140,8 +140,8 @@ func (c *checker) url(p configs.ToolParam, s string) (value, error) {
 	u, err := url.Parse(s)
 	hint := "Pass an absolute " + strings.Join(schemes(p), " or ") + " URL on " + strings.Join(p.Hosts, ", ") + "."
 	switch {
-	case len(s) > configs.MaxURLLength:
-		return value{}, c.fail(toolerr.TooLarge, p, "max_length", "parameter %q is longer than %d bytes", p.Name, configs.MaxURLLength)
+	case len(s) > MaxURLLength:
+		return value{}, c.fail(toolerr.TooLarge, p, "max_length", "parameter %q is longer than %d bytes", p.Name, MaxURLLength)
 	case err != nil || !u.IsAbs() || u.Host == "":
 		return value{}, toolerr.New(toolerr.InvalidURL, hint, "parameter %q is not an absolute URL", p.Name).WithRule(c.rule(p, "url"))
 	case !slices.Contains(schemes(p), u.Scheme):
