@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ const oneTool = "tools:\n  - name: t_one\n    description: d\n    type: cli\n   
 func refusePattern(t *DeclaredTool, add func(key, format string, args ...any)) {
 	t.Command[0] = "/usr/bin/" + t.Command[0]
 	for i := range t.Params {
-		add("params["+string(rune('0'+i))+"].pattern", "is not liked")
+		add(fmt.Sprintf("params[%d].pattern", i), "is not liked")
 	}
 }
 
