@@ -23,6 +23,11 @@ var (
 	regionName = regexp.MustCompile(`^[a-z0-9-]{0,64}$`)
 )
 
+// IsEnvVarName reports whether s can name an environment variable. Keys
+// such as secret_key_env must hold a name, never the secret itself, and
+// this is what tells them apart.
+func IsEnvVarName(s string) bool { return envVarName.MatchString(s) }
+
 // Configured reports whether an artifact store is set up.
 func (a Artifacts) Configured() bool { return a.Endpoint != "" }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/pflag"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/capability"
 )
 
 // Capabilities are what the tools may touch, as resource:verb:scope
@@ -39,7 +39,7 @@ type ToolLimits struct {
 func (c Capabilities) validate(add func(string, string, ...any)) {
 	for key, list := range map[string][]string{"capabilities.grant": c.Grant, "capabilities.deny": c.Deny} {
 		for _, s := range list {
-			if _, err := guard.ParseCapability(s); err != nil {
+			if _, err := capability.Parse(s); err != nil {
 				add(key, "%v", err)
 			}
 		}

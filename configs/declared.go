@@ -16,19 +16,11 @@ const (
 	ParamURL      = "url"
 )
 
-// DefaultParamMaxLength caps a string parameter that sets no max_length.
-const DefaultParamMaxLength = 4096
-
-// MaxURLLength caps a url parameter.
-const MaxURLLength = 2048
-
-// DefaultCLIPath is where a cli tool's program is looked up when it is not
-// an absolute path and the tool sets no path. The sandbox sees only /usr
-// (and the merged-/usr links), so only programs there can run.
-var DefaultCLIPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}
-
 // DeclaredTool is a tool an operator declares in YAML, under `tools:` in
-// the config file or in a tools.d/*.yaml file beside it.
+// the config file or in a tools.d/*.yaml file beside it. These types are
+// the shape of the YAML; what a declaration means (its checks, argv
+// templates and schema) is package tools/declared, which Load calls
+// through Options.CheckTool.
 type DeclaredTool struct {
 	// Name is what the model calls, snake_case.
 	Name        string `mapstructure:"name" yaml:"name"`
@@ -97,7 +89,7 @@ type ToolParam struct {
 	Type     string `mapstructure:"type" yaml:"type"`
 	Required bool   `mapstructure:"required" yaml:"required"`
 	// Pattern (string) must match the whole value; MaxLength defaults to
-	// DefaultParamMaxLength; Enum lists the only values allowed.
+	// declared.DefaultParamMaxLength; Enum lists the only values allowed.
 	Pattern   string   `mapstructure:"pattern" yaml:"pattern"`
 	MaxLength int      `mapstructure:"max_length" yaml:"max_length"`
 	Enum      []string `mapstructure:"enum" yaml:"enum"`

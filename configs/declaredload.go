@@ -34,9 +34,10 @@ func (s toolSource) String() string {
 }
 
 // loadDeclared appends the tools of tools.d/*.yaml beside the config file
-// to the configured ones and validates them all, reporting each problem as
-// "file:line: tools[i].key: reason".
-func (l *Loaded) loadDeclared() error {
+// to the configured ones and validates them all with check, reporting each
+// problem as "file:line: tools[i].key: reason". Without a check, declared
+// tools are refused: an unchecked tool must never reach the server.
+func (l *Loaded) loadDeclared(check ToolChecker) error {
 	l.declared = mainFileTools(l.File, len(l.Config.Tools))
 	if l.File != "" {
 		files, _ := filepath.Glob(filepath.Join(filepath.Dir(l.File), ToolsDir, "*.yaml"))
@@ -54,6 +55,9 @@ func (l *Loaded) loadDeclared() error {
 			return joinLines(errs)
 		}
 	}
+	if check == nil && len(l.Config.Tools) > 0 {
+		return fmt.Errorf("%s: tools: declared tools cannot be checked here: the loader has no ToolChecker (a bug: pass declared.Check)", l.declared[0])
+	}
 	var errs []string
 	seen := map[string]toolSource{}
 	for i := range l.Config.Tools {
@@ -65,7 +69,7 @@ func (l *Loaded) loadDeclared() error {
 			add("name", "%q is also declared at %s", t.Name, prev)
 		}
 		seen[t.Name] = src
-		t.check(add)
+		check(t, add)
 	}
 	if len(errs) > 0 {
 		return joinLines(errs)

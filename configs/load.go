@@ -33,7 +33,17 @@ type Options struct {
 	// Approval holds --approval TOOL_GLOB=MODE rules, added to
 	// approval.modes (the more restrictive mode wins on the same glob).
 	Approval []string
+	// CheckTool validates each declared tool (declared.Check). configs
+	// knows the YAML of a declared tool but not its meaning, which is
+	// package tools/declared's; Load refuses declared tools without it.
+	CheckTool ToolChecker
 }
+
+// ToolChecker validates one declared tool and may complete it (resolve its
+// program, normalise its method). Keys passed to add are relative to the
+// tool ("command[0]", "params[1].pattern"); Load turns them into
+// "file:line: tools[i].key: reason".
+type ToolChecker func(t *DeclaredTool, add func(key, format string, args ...any))
 
 // Loaded is a validated configuration and where it came from.
 type Loaded struct {
@@ -95,7 +105,7 @@ func Load(opts Options) (*Loaded, error) {
 	if err := l.validate(); err != nil {
 		return nil, err
 	}
-	if err := l.loadDeclared(); err != nil {
+	if err := l.loadDeclared(opts.CheckTool); err != nil {
 		return nil, err
 	}
 	l.Widenings = widenings(l)

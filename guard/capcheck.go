@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/toolwarden/toolwarden/capability"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -17,11 +18,11 @@ func checkCapabilities(in *input) Decision {
 	p := in.policy
 	needs = p.throughLinks(needs)
 	for _, n := range needs {
-		if i := firstCovering(p.Revoked, p.revokedPrefix, n, Denies); i >= 0 {
+		if i := firstCovering(p.Revoked, p.revokedPrefix, n, capability.Denies); i >= 0 {
 			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
 			return capDeny(rule, n, deniedHint, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
 		}
-		if firstCovering(p.Grants, p.grantPrefix, n, Covers) < 0 {
+		if firstCovering(p.Grants, p.grantPrefix, n, capability.Covers) < 0 {
 			return capDeny("capabilities.missing", n, missingHint, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
 		}
 	}
@@ -37,7 +38,7 @@ func checkCapabilities(in *input) Decision {
 // elsewhere through a symlink, the same need on the place it leads to:
 // the tools follow links that stay in the workspace, so a denial of the
 // target applies and the grants must cover it too.
-func (p Policy) throughLinks(needs []Capability) []Capability {
+func (p Policy) throughLinks(needs []capability.Capability) []capability.Capability {
 	if p.resolve == nil {
 		return needs
 	}
@@ -50,7 +51,7 @@ func (p Policy) throughLinks(needs []Capability) []Capability {
 		if r, ok := strings.CutSuffix(path, "/**"); ok {
 			path, sub = r, "/**"
 		}
-		if hasMeta(path) {
+		if capability.HasGlob(path) {
 			continue
 		}
 		real, ok := p.resolve(path)
@@ -61,9 +62,9 @@ func (p Policy) throughLinks(needs []Capability) []Capability {
 			real, sub = "**", ""
 		}
 		if len(out) == len(needs) {
-			out = append([]Capability(nil), needs...)
+			out = append([]capability.Capability(nil), needs...)
 		}
-		out = append(out, Capability{Resource: n.Resource, Verb: n.Verb, Scope: real + sub})
+		out = append(out, capability.Capability{Resource: n.Resource, Verb: n.Verb, Scope: real + sub})
 	}
 	return out
 }
@@ -72,8 +73,8 @@ func (p Policy) throughLinks(needs []Capability) []Capability {
 // or -1. prefixes, when given, hold the static prefix of each scope: a
 // path pattern can only match a path under its prefix, which saves most
 // glob matches in a long list.
-func firstCovering(caps []Capability, prefixes []string, need Capability, covers func(Capability, Capability) bool) int {
-	filter := len(prefixes) == len(caps) && !hasMeta(need.Scope) && need.Resource != "net"
+func firstCovering(caps []capability.Capability, prefixes []string, need capability.Capability, covers func(capability.Capability, capability.Capability) bool) int {
+	filter := len(prefixes) == len(caps) && !capability.HasGlob(need.Scope) && need.Resource != "net"
 	for i, c := range caps {
 		if c.Resource != need.Resource || c.Verb != need.Verb {
 			continue
@@ -93,10 +94,10 @@ func under(path, dir string) bool {
 	return dir == "" || path == dir || len(path) > len(dir) && path[len(dir)] == '/' && strings.HasPrefix(path, dir)
 }
 
-func prefixesOf(caps []Capability) []string {
+func prefixesOf(caps []capability.Capability) []string {
 	out := make([]string, len(caps))
 	for i, c := range caps {
-		out[i] = staticPrefix(c.Scope)
+		out[i] = capability.StaticPrefix(c.Scope)
 	}
 	return out
 }
@@ -109,13 +110,13 @@ const (
 	deniedHint  = "Do not retry this: it is denied outright (capabilities.deny, or the server's own config and audit log, which no tool may write); work on other paths."
 )
 
-func capDeny(rule string, need Capability, hint, format string, args ...any) Decision {
+func capDeny(rule string, need capability.Capability, hint, format string, args ...any) Decision {
 	d := deny(rule, toolerr.New(toolerr.DeniedCapability, hint, format, args...))
 	d.Missing = need.String()
 	return d
 }
 
-func joinCaps(cs []Capability) string {
+func joinCaps(cs []capability.Capability) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		parts[i] = c.String()

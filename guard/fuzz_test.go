@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // FuzzValidate feeds arbitrary JSON to the validator of a tool with path
@@ -41,7 +41,7 @@ func FuzzValidate(f *testing.F) {
 		if !ok {
 			t.Fatalf("accepted a missing or non-string path: %q", data)
 		}
-		if _, err := sandbox.CleanPath(p); err != nil {
+		if _, err := workspacepath.Clean(p); err != nil {
 			t.Fatalf("accepted path %q that CleanPath rejects: %v", p, err)
 		}
 		for k := range m {
@@ -59,7 +59,7 @@ func FuzzValidate(f *testing.F) {
 				if !ok {
 					t.Fatalf("accepted a non-string element in paths: %q", data)
 				}
-				if _, err := sandbox.CleanPath(s); err != nil {
+				if _, err := workspacepath.Clean(s); err != nil {
 					t.Fatalf("accepted list path %q that CleanPath rejects: %v", s, err)
 				}
 			}

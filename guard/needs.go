@@ -3,8 +3,9 @@ package guard
 import (
 	"strings"
 
-	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/capability"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // Needs returns the capabilities one call needs: the tool's declared ones,
@@ -13,16 +14,16 @@ import (
 // becomes the subtree under it (tools that walk a directory). Path
 // arguments are cleaned first (an absent one is the workspace root, "."),
 // so a need never holds "..", "//" or a trailing slash.
-func Needs(tool *ToolInfo, args any) ([]Capability, *toolerr.Error) {
+func Needs(tool *ToolInfo, args any) ([]capability.Capability, *toolerr.Error) {
 	m, _ := args.(map[string]any)
-	var out []Capability
+	var out []capability.Capability
 	for _, s := range tool.Capabilities {
 		parts := strings.SplitN(s, ":", 3)
 		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 			return nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
 				"tool %q declares a bad capability %q", tool.Name, s).WithRule("capabilities.declared")
 		}
-		c := Capability{Resource: parts[0], Verb: parts[1], Scope: parts[2]}
+		c := capability.Capability{Resource: parts[0], Verb: parts[1], Scope: parts[2]}
 		name, subtree, ok := template(c.Scope)
 		if !ok {
 			out = append(out, c)
@@ -36,7 +37,7 @@ func Needs(tool *ToolInfo, args any) ([]Capability, *toolerr.Error) {
 			if subtree {
 				v = subtreeOf(v)
 			}
-			out = append(out, Capability{Resource: c.Resource, Verb: c.Verb, Scope: v})
+			out = append(out, capability.Capability{Resource: c.Resource, Verb: c.Verb, Scope: v})
 		}
 	}
 	return out, nil
@@ -88,7 +89,7 @@ func templateValues(tool *ToolInfo, name string, val any, fsScope bool) ([]strin
 			return nil, templateError(tool, name, "holds an empty or non-string value")
 		}
 		if isPath || fsScope {
-			clean, err := sandbox.CleanPath(s)
+			clean, err := workspacepath.Clean(s)
 			if err != nil {
 				te := toolerr.As(err)
 				return nil, toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)

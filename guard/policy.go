@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/toolwarden/toolwarden/capability"
 )
 
 // Policy is the allow/deny list over tool names. Deny always wins; a name
@@ -23,7 +24,7 @@ type Policy struct {
 	Deny  []string
 	// Grants are the capabilities tools may use; Revoked ones are denied
 	// even when granted.
-	Grants, Revoked []Capability
+	Grants, Revoked []capability.Capability
 	// grantPrefix and revokedPrefix are the static prefixes of their scopes.
 	grantPrefix, revokedPrefix []string
 	// resolve gives the workspace path a path resolves to through
@@ -71,10 +72,10 @@ func (p Policy) Match(tool string) (bool, string) {
 // lists of resource:verb:scope.
 func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
 	var err error
-	if p.Grants, err = ParseCapabilities(grant); err != nil {
+	if p.Grants, err = capability.ParseList(grant); err != nil {
 		return Policy{}, err
 	}
-	if p.Revoked, err = ParseCapabilities(revoke); err != nil {
+	if p.Revoked, err = capability.ParseList(revoke); err != nil {
 		return Policy{}, err
 	}
 	p.grantPrefix, p.revokedPrefix = prefixesOf(p.Grants), prefixesOf(p.Revoked)

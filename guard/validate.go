@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -116,7 +116,7 @@ func checkPathArg(name string, val any) *toolerr.Error {
 	}
 	for _, item := range list {
 		s, _ := item.(string)
-		if _, err := sandbox.CleanPath(s); err != nil {
+		if _, err := workspacepath.Clean(s); err != nil {
 			te := toolerr.As(err)
 			return toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)
 		}

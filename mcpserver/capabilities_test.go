@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/capability"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools"
@@ -39,7 +40,7 @@ func TestToolCapabilitiesAndEffects(t *testing.T) {
 					require.Contains(t, in.Properties, m[1], "capability %s fills an unknown parameter", c)
 					filled = strings.ReplaceAll(filled, m[0], "x")
 				}
-				_, err := guard.ParseCapability(filled)
+				_, err := capability.Parse(filled)
 				require.NoError(t, err)
 			}
 			example := tl.Description[strings.LastIndex(tl.Description, "Example: ")+len("Example: "):]
@@ -50,7 +51,7 @@ func TestToolCapabilitiesAndEffects(t *testing.T) {
 			for _, n := range needs {
 				granted := false
 				for _, g := range policy.Grants {
-					granted = granted || guard.Covers(g, n)
+					granted = granted || capability.Covers(g, n)
 				}
 				require.True(t, granted, "the default config does not grant %s", n)
 			}

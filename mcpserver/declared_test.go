@@ -20,6 +20,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools/declared"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
@@ -212,6 +213,6 @@ func TestReservedNamesCoverBuiltins(t *testing.T) {
 	f := newFixture(t)
 	withExec(t, f)
 	for _, tool := range f.server(t).Tools {
-		require.True(t, slices.Contains(configs.ReservedToolNames, tool.Tool.Name), "add %q to configs.ReservedToolNames", tool.Tool.Name)
+		require.True(t, slices.Contains(declared.ReservedToolNames, tool.Tool.Name), "add %q to declared.ReservedToolNames", tool.Tool.Name)
 	}
 }

@@ -3,27 +3,11 @@ package sandbox_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
-
-func BenchmarkCleanPath(b *testing.B) {
-	for _, bm := range []struct{ name, path string }{
-		{"typical", "src/pkg/file.go"},
-		{"unclean", "./src//pkg/../pkg/file.go"},
-		{"deep", strings.Repeat("dir/", 40) + "file.go"},
-		{"rejected", "../../etc/passwd"},
-	} {
-		b.Run(bm.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				_, _ = sandbox.CleanPath(bm.path)
-			}
-		})
-	}
-}
 
 func BenchmarkWorkspaceStat(b *testing.B) {
 	dir := b.TempDir()
@@ -40,7 +24,7 @@ func BenchmarkWorkspaceStat(b *testing.B) {
 	defer ws.Close()
 	b.ReportAllocs()
 	for b.Loop() {
-		rel, err := sandbox.CleanPath("src/pkg/file.go")
+		rel, err := workspacepath.Clean("src/pkg/file.go")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,9 +1,9 @@
 // Package sandbox confines what tools touch: file access to the workspace
 // through os.Root, and (in later work) processes to an isolated runtime.
 //
-// Every path from the model goes through CleanPath first, then through an
-// os.Root opened on the workspace directory, so neither "..", absolute
-// paths nor symlinks can reach a file outside it.
+// Every path from the model goes through workspacepath.Clean first, then
+// through an os.Root opened on the workspace directory, so neither "..",
+// absolute paths nor symlinks can reach a file outside it.
 package sandbox
 
 import (

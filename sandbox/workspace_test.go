@@ -15,6 +15,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 const (
@@ -129,9 +130,9 @@ func TestSiblingPrefixIsRejected(t *testing.T) {
 	l := newLayout(t)
 	for _, p := range []string{"../ws_evil/secret", "../ws_evil", "dir/../../ws_evil/secret"} {
 		t.Run(p, func(t *testing.T) {
-			_, err := sandbox.CleanPath(p)
+			_, err := workspacepath.Clean(p)
 			requireCode(t, err, toolerr.PathOutsideWorkspace)
-			// Even without CleanPath, os.Root refuses to climb out.
+			// Even without workspacepath.Clean, os.Root refuses to climb out.
 			_, err = l.ws.Open(p)
 			requireCode(t, err, toolerr.PathSymlinkEscape)
 			_, _, err = l.ws.ReadFileLimited(p, 1024)
@@ -559,4 +560,17 @@ func TestOpenFIFODoesNotBlock(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("reading a FIFO blocked")
 	}
+}
+
+// requireCode asserts that err is a *toolerr.Error with the given code and
+// returns it.
+func requireCode(t *testing.T, err error, code toolerr.Code) *toolerr.Error {
+	t.Helper()
+	require.Error(t, err)
+	var te *toolerr.Error
+	require.True(t, errors.As(err, &te), "want a *toolerr.Error, got %T: %v", err, err)
+	require.Equal(t, code, te.Code, "message: %s", te.Message)
+	require.NotEmpty(t, te.Message)
+	require.NotEmpty(t, te.Hint, "every path error tells the model what to do instead")
+	return te
 }

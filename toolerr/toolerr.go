@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Code is a stable, dotted error code such as "denied.not_allowed".
@@ -136,4 +137,14 @@ func CodeOf(err error) Code {
 		return ""
 	}
 	return As(err).Code
+}
+
+// Quote renders untrusted input for a message: quoted, escaped and cut at
+// 80 bytes, since arguments come from the model and are echoed back only
+// as much as helps.
+func Quote(s string) string {
+	if len(s) > 80 {
+		return fmt.Sprintf("%q…", strings.ToValidUTF8(s[:80], ""))
+	}
+	return fmt.Sprintf("%q", s)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
 // configFlags are the flags of every command that builds the effective
@@ -41,7 +42,7 @@ func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
 			keys[name] = key
 		}
 	}
-	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny})
+	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny, CheckTool: declared.Check})
 }
 
 // newLogger returns the stderr logger at the configured level.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/toolwarden/toolwarden/artifactkey"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -59,7 +60,7 @@ func (s *Store) listArtifacts() tools.Tool {
 }
 
 func (s *Store) list(ctx context.Context, in ListIn) (ListOut, error) {
-	id, err := TaskID(in.TaskID)
+	id, err := artifactkey.TaskID(in.TaskID)
 	if err != nil {
 		return ListOut{}, err
 	}
@@ -67,10 +68,10 @@ func (s *Store) list(ctx context.Context, in ListIn) (ListOut, error) {
 	if err != nil {
 		return ListOut{}, err
 	}
-	prefix := taskPrefix(id)
+	prefix := artifactkey.TaskPrefix(id)
 	opts := minio.ListObjectsOptions{Prefix: prefix, MaxKeys: limit + 1}
 	if in.Cursor != "" {
-		if err := CheckName(in.Cursor); err != nil {
+		if err := artifactkey.CheckName(in.Cursor); err != nil {
 			return ListOut{}, toolerr.New(toolerr.InvalidArgument, "Pass next_cursor exactly as the previous page returned it.",
 				"cursor is not a next_cursor value").WithRule("artifacts.cursor")
 		}
@@ -79,14 +80,14 @@ func (s *Store) list(ctx context.Context, in ListIn) (ListOut, error) {
 	out := ListOut{TaskID: id, Artifacts: []ArtifactInfo{}}
 	err = s.walk(ctx, opts, func(obj minio.ObjectInfo) bool {
 		name := strings.TrimPrefix(obj.Key, prefix)
-		if CheckName(name) != nil {
+		if artifactkey.CheckName(name) != nil {
 			return true // not made by store_artifact: never shown
 		}
 		if len(out.Artifacts) == limit {
 			out.Truncated, out.NextCursor = true, out.Artifacts[limit-1].Name
 			return false
 		}
-		out.Artifacts = append(out.Artifacts, ArtifactInfo{Name: name, Key: obj.Key, URI: URI(id, name), Size: obj.Size,
+		out.Artifacts = append(out.Artifacts, ArtifactInfo{Name: name, Key: obj.Key, URI: artifactkey.URI(id, name), Size: obj.Size,
 			Modified: obj.LastModified.UTC().Format(time.RFC3339)})
 		return true
 	})

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/toolwarden/toolwarden/artifactkey"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -68,14 +69,14 @@ func (s *Store) retrieve(ctx context.Context, in RetrieveIn) (RetrieveOut, error
 	}
 	if in.Encoding != "" && in.Encoding != "auto" && in.Encoding != "text" && in.Encoding != "base64" {
 		return RetrieveOut{}, toolerr.New(toolerr.InvalidArgument, `Use "auto", "text" or "base64".`,
-			"encoding %s is not auto, text or base64", quote(in.Encoding)).WithRule("artifacts.encoding")
+			"encoding %s is not auto, text or base64", toolerr.Quote(in.Encoding)).WithRule("artifacts.encoding")
 	}
-	data, info, err := s.get(ctx, Key(id, name))
+	data, info, err := s.get(ctx, artifactkey.Key(id, name))
 	if err != nil {
 		return RetrieveOut{}, s.storeError(err, "retrieve_artifact", id, name)
 	}
 	sum := sha256.Sum256(data)
-	out := RetrieveOut{Key: info.Key, URI: URI(id, name), TaskID: id, Name: name, Size: int64(len(data)),
+	out := RetrieveOut{Key: info.Key, URI: artifactkey.URI(id, name), TaskID: id, Name: name, Size: int64(len(data)),
 		SHA256: hex.EncodeToString(sum[:]), ContentType: info.ContentType, Modified: info.LastModified.UTC().Format(time.RFC3339),
 		ETag: info.ETag}
 	out.Encoding, out.Content, err = encodeContent(data, in.Encoding)
@@ -89,12 +90,12 @@ func (in RetrieveIn) ref() (string, string, error) {
 		return "", "", toolerr.New(toolerr.InvalidArgument, "Pass either key alone, or task_id and name.",
 			"key was given together with task_id or name").WithRule("artifacts.ref")
 	case in.Key != "":
-		return ParseKey(in.Key)
+		return artifactkey.Parse(in.Key)
 	case in.TaskID == "" || in.Name == "":
 		return "", "", toolerr.New(toolerr.InvalidArgument, "Pass task_id and name, or the key store_artifact returned.",
 			"name the artifact with task_id and name, or with key").WithRule("artifacts.ref")
 	}
-	return parseParts(in.TaskID, in.Name)
+	return artifactkey.Check(in.TaskID, in.Name)
 }
 
 // get reads a whole object of at most MaxInlineBytes. The size is checked

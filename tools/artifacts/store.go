@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/minio/minio-go/v7"
+	"github.com/toolwarden/toolwarden/artifactkey"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -65,11 +66,11 @@ func (s *Store) storeArtifact() tools.Tool {
 }
 
 func (s *Store) store(ctx context.Context, in StoreIn) (StoreOut, error) {
-	id, err := TaskID(in.TaskID)
+	id, err := artifactkey.TaskID(in.TaskID)
 	if err != nil {
 		return StoreOut{}, err
 	}
-	if err := CheckName(in.Name); err != nil {
+	if err := artifactkey.CheckName(in.Name); err != nil {
 		return StoreOut{}, err
 	}
 	ct, err := contentType(in.ContentType, in.Encoding)
@@ -83,12 +84,12 @@ func (s *Store) store(ctx context.Context, in StoreIn) (StoreOut, error) {
 	if size > s.limits.MaxStoreBytes {
 		return StoreOut{}, s.tooLarge(size)
 	}
-	key := Key(id, in.Name)
+	key := artifactkey.Key(id, in.Name)
 	info, sum, err := s.put(ctx, key, body, size, ct, in.Overwrite)
 	if err != nil {
 		return StoreOut{}, s.storeError(err, "store_artifact", id, in.Name)
 	}
-	return StoreOut{Key: key, URI: URI(id, in.Name), TaskID: id, Name: in.Name, Size: info.Size, SHA256: sum,
+	return StoreOut{Key: key, URI: artifactkey.URI(id, in.Name), TaskID: id, Name: in.Name, Size: info.Size, SHA256: sum,
 		ETag: info.ETag, ContentType: ct}, nil
 }
 
@@ -169,7 +170,7 @@ func decodeContent(content, encoding string) (int64, io.Reader, error) {
 		size := int64(len(content)/4*3 - (len(tail) - len(strings.TrimRight(tail, "="))))
 		return size, &base64Reader{r: base64.NewDecoder(base64.StdEncoding, strings.NewReader(content))}, nil
 	}
-	return 0, nil, toolerr.New(toolerr.InvalidArgument, `Use "text" or "base64".`, "encoding %s is not text or base64", quote(encoding)).WithRule("artifacts.encoding")
+	return 0, nil, toolerr.New(toolerr.InvalidArgument, `Use "text" or "base64".`, "encoding %s is not text or base64", toolerr.Quote(encoding)).WithRule("artifacts.encoding")
 }
 
 // base64Reader reports corrupt input as an argument error.
@@ -201,7 +202,7 @@ func contentType(ct, encoding string) (string, error) {
 	}
 	if out == "" {
 		return "", toolerr.New(toolerr.InvalidArgument, `Use a MIME type such as "text/markdown" or "image/png", or leave content_type out.`,
-			"content_type %s is not a MIME type", quote(ct)).WithRule("artifacts.content_type")
+			"content_type %s is not a MIME type", toolerr.Quote(ct)).WithRule("artifacts.content_type")
 	}
 	return out, nil
 }

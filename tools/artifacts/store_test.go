@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/artifactkey"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -18,7 +19,7 @@ func TestRoundTripText(t *testing.T) {
 	content := "# Report\n\nhéllo, wörld\n"
 	out, err := s.store(ctxT(t), StoreIn{TaskID: task, Name: "report.md", Content: content, Encoding: "text", ContentType: "text/markdown"})
 	require.NoError(t, err)
-	require.Equal(t, Key(task, "report.md"), out.Key)
+	require.Equal(t, artifactkey.Key(task, "report.md"), out.Key)
 	require.Equal(t, "artifact://tasks/"+task+"/report.md", out.URI)
 	require.Equal(t, int64(len(content)), out.Size)
 	require.Equal(t, sha([]byte(content)), out.SHA256)
@@ -82,7 +83,7 @@ func TestStoreCap(t *testing.T) {
 			_, err = s.store(ctxT(t), StoreIn{TaskID: task, Name: "over-cap." + enc, Content: encode(1025), Encoding: enc})
 			te := requireCode(t, err, toolerr.TooLarge)
 			require.Equal(t, "artifacts.max_store_bytes", te.Rule)
-			requireAbsent(t, s, Key(task, "over-cap."+enc))
+			requireAbsent(t, s, artifactkey.Key(task, "over-cap."+enc))
 		})
 	}
 }
@@ -102,7 +103,7 @@ func (e *endless) Read(p []byte) (int, error) {
 // cap while it streams, and nothing is stored.
 func TestCapHoldsWhileStreaming(t *testing.T) {
 	s := withCaps(sharedStore(t), 64<<10, 4096)
-	key := Key(newTask(), "stream.bin")
+	key := artifactkey.Key(newTask(), "stream.bin")
 	src := &endless{}
 	_, _, err := s.put(ctxT(t), key, src, 1<<20, "application/octet-stream", true)
 	require.ErrorIs(t, err, errOverCap)
@@ -127,7 +128,7 @@ func (f *failing) Read(p []byte) (int, error) {
 func TestPartialUploadNeverVisible(t *testing.T) {
 	s := sharedStore(t)
 	task := newTask()
-	key := Key(task, "half.bin")
+	key := artifactkey.Key(task, "half.bin")
 	_, _, err := s.put(ctxT(t), key, &failing{n: 256 << 10}, 1<<20, "application/octet-stream", false)
 	require.Error(t, err)
 	requireAbsent(t, s, key)
@@ -145,7 +146,7 @@ func TestPartialUploadNeverVisible(t *testing.T) {
 	bad = bad[:200_000] + "!!!!" + bad[200_004:]
 	_, err = s.store(ctxT(t), StoreIn{TaskID: task, Name: "corrupt.bin", Content: bad, Encoding: "base64"})
 	requireCode(t, err, toolerr.InvalidArgument)
-	requireAbsent(t, s, Key(task, "corrupt.bin"))
+	requireAbsent(t, s, artifactkey.Key(task, "corrupt.bin"))
 }
 
 func TestOverwrite(t *testing.T) {
@@ -247,7 +248,7 @@ func TestList(t *testing.T) {
 		require.NoError(t, err)
 	}
 	// An object not made by store_artifact under the prefix is never listed.
-	_, err := s.client.PutObject(ctxT(t), s.bucket, Key(task, "sub/dir.txt"), strings.NewReader("x"), 1, minioPut())
+	_, err := s.client.PutObject(ctxT(t), s.bucket, artifactkey.Key(task, "sub/dir.txt"), strings.NewReader("x"), 1, minioPut())
 	require.NoError(t, err)
 
 	var got []string
@@ -259,7 +260,7 @@ func TestList(t *testing.T) {
 		require.LessOrEqual(t, len(out.Artifacts), 2)
 		for _, a := range out.Artifacts {
 			got = append(got, a.Name)
-			require.Equal(t, Key(task, a.Name), a.Key)
+			require.Equal(t, artifactkey.Key(task, a.Name), a.Key)
 			require.NotEmpty(t, a.Modified)
 		}
 		if !out.Truncated {

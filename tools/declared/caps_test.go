@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/capability"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 )
@@ -14,7 +15,7 @@ import (
 // must not let grep_code read k.pem. The tool's program and any
 // capabilities the operator lists are still needed too.
 func TestCLIFilepathParamsNeedFSRead(t *testing.T) {
-	deny, err := guard.ParseCapability("fs:read:**/*.pem")
+	deny, err := capability.Parse("fs:read:**/*.pem")
 	require.NoError(t, err)
 	listed := grepDecl
 	listed.Capabilities = []string{"proc:exec:/usr/bin/grep"}
@@ -24,7 +25,7 @@ func TestCLIFilepathParamsNeedFSRead(t *testing.T) {
 			info := &guard.ToolInfo{Name: d.Name, Capabilities: tool.Meta.Capabilities, PathArgs: tool.Meta.PathArgs}
 			needs, terr := guard.Needs(info, map[string]any{"mode": "-F", "query": "BEGIN", "file": "keys/k.pem"})
 			require.Nil(t, terr)
-			require.True(t, slices.ContainsFunc(needs, func(c guard.Capability) bool { return guard.Denies(deny, c) }),
+			require.True(t, slices.ContainsFunc(needs, func(c capability.Capability) bool { return capability.Denies(deny, c) }),
 				"needs %v: the deny on *.pem applies", needs)
 			require.Contains(t, tool.Meta.Capabilities, "proc:exec:/usr/bin/grep")
 		})

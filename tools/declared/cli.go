@@ -56,7 +56,7 @@ func Argv(t configs.DeclaredTool, vals map[string]value) ([]string, error) {
 	argv := make([]string, 0, len(t.Command))
 	afterDashes := false
 	for _, elem := range t.Command {
-		a, err := configs.ParseArg(elem)
+		a, err := ParseArg(elem)
 		if err != nil {
 			return nil, toolerr.Wrap(err, toolerr.Internal, "", "tool %s has an invalid template", t.Name)
 		}

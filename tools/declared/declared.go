@@ -4,6 +4,10 @@
 // one argument, and http tools, which call one fixed endpoint with secrets
 // the model never sees.
 //
+// The package is the declared-tool language: Check validates a
+// declaration (names, argv templates, params, endpoints) for configs.Load,
+// which knows only its YAML shape; ParseArg reads the argv templates.
+//
 // Their input schemas are generated from the declared params with the same
 // conventions as the built-in tools' (strict objects, required lists,
 // descriptions, bounds), so the guard validates them the same way; the

@@ -15,7 +15,7 @@ import (
 func exampleTools(t *testing.T) []tools.Tool {
 	t.Helper()
 	t.Setenv("TOOLWARDEN_CONFIG", "")
-	l, err := configs.Load(configs.Options{File: "../../configs/examples/declared/toolwarden.yaml"})
+	l, err := configs.Load(configs.Options{File: "../../configs/examples/declared/toolwarden.yaml", CheckTool: Check})
 	require.NoError(t, err)
 	var out []tools.Tool
 	for _, d := range l.Config.Tools {

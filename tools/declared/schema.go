@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // InputSchema generates t's JSON Schema: an object of exactly the declared
@@ -56,11 +56,11 @@ func paramSchema(p configs.ToolParam) map[string]any {
 		s["type"] = "boolean"
 	case configs.ParamFilepath:
 		s["type"] = "string"
-		s["maxLength"] = sandbox.MaxPathBytes
+		s["maxLength"] = workspacepath.MaxPathBytes
 	case configs.ParamURL:
 		s["type"] = "string"
 		s["format"] = "uri"
-		s["maxLength"] = configs.MaxURLLength
+		s["maxLength"] = MaxURLLength
 	}
 	return s
 }
@@ -73,7 +73,7 @@ func maxLength(p configs.ToolParam) int {
 	if p.MaxLength > 0 {
 		return p.MaxLength
 	}
-	return configs.DefaultParamMaxLength
+	return DefaultParamMaxLength
 }
 
 // paramDescription is the operator's description plus the rules the value

@@ -13,6 +13,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // value is one checked argument: Text is what a cli argument or a query
@@ -119,11 +120,11 @@ func (c *checker) integer(p configs.ToolParam, raw any) (value, error) {
 	return value{Text: strconv.FormatInt(n, 10), JSON: n}, nil
 }
 
-// filepath confines a path with the fs tools' code: CleanPath's lexical
+// filepath confines a path with the fs tools' code: workspacepath.Clean's lexical
 // rules, then os.Root, which refuses symlinks that leave the workspace.
 // Inside the sandbox the workspace is /workspace.
 func (c *checker) filepath(p configs.ToolParam, s string) (value, error) {
-	clean, err := sandbox.CleanPath(s)
+	clean, err := workspacepath.Clean(s)
 	if err == nil && c.ws != nil {
 		_, err = c.ws.Stat(clean)
 	}
@@ -139,8 +140,8 @@ func (c *checker) url(p configs.ToolParam, s string) (value, error) {
 	u, err := url.Parse(s)
 	hint := "Pass an absolute " + strings.Join(schemes(p), " or ") + " URL on " + strings.Join(p.Hosts, ", ") + "."
 	switch {
-	case len(s) > configs.MaxURLLength:
-		return value{}, c.fail(toolerr.TooLarge, p, "max_length", "parameter %q is longer than %d bytes", p.Name, configs.MaxURLLength)
+	case len(s) > MaxURLLength:
+		return value{}, c.fail(toolerr.TooLarge, p, "max_length", "parameter %q is longer than %d bytes", p.Name, MaxURLLength)
 	case err != nil || !u.IsAbs() || u.Host == "":
 		return value{}, toolerr.New(toolerr.InvalidURL, hint, "parameter %q is not an absolute URL", p.Name).WithRule(c.rule(p, "url"))
 	case !slices.Contains(schemes(p), u.Scheme):

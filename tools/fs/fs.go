@@ -1,6 +1,6 @@
 // Package fs implements the workspace file tools: reading, listing,
 // searching and (behind the policy) writing files. Every path goes through
-// sandbox.CleanPath and the workspace's os.Root, so nothing outside the
+// workspacepath.Clean and the workspace's os.Root, so nothing outside the
 // workspace is read or written.
 package fs
 

@@ -8,6 +8,7 @@ import (
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // Entry describes one file system entry.
@@ -127,7 +128,7 @@ func (s *Set) walk(ctx context.Context, dir string, depth int) (ListOut, error) 
 
 // dir cleans p and checks that it names a directory.
 func (s *Set) dir(p string) (string, error) {
-	rel, err := sandbox.CleanPath(p)
+	rel, err := workspacepath.Clean(p)
 	if err != nil {
 		return "", err
 	}
@@ -213,7 +214,7 @@ func (s *Set) fileInfo() tools.Tool {
 	return tools.New("file_info", fileInfoDesc,
 		tools.Annotations{Title: "File info", ReadOnly: true, Idempotent: true}, readMeta,
 		func(ctx context.Context, in FileInfoIn) (FileInfoOut, error) {
-			rel, err := sandbox.CleanPath(in.Path)
+			rel, err := workspacepath.Clean(in.Path)
 			if err != nil {
 				return FileInfoOut{}, err
 			}

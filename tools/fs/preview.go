@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // The previews describe a write for the human who approves it: the action
@@ -79,7 +79,7 @@ func (s *Set) previewEdit(_ context.Context, in EditIn) (string, error) {
 }
 
 func (s *Set) previewMkdir(_ context.Context, in CreateDirIn) (string, error) {
-	rel, err := sandbox.CleanPath(in.Path)
+	rel, err := workspacepath.Clean(in.Path)
 	if err != nil {
 		return "", err
 	}
@@ -87,11 +87,11 @@ func (s *Set) previewMkdir(_ context.Context, in CreateDirIn) (string, error) {
 }
 
 func (s *Set) previewMove(_ context.Context, in MoveIn) (string, error) {
-	src, err := sandbox.CleanPath(in.Source)
+	src, err := workspacepath.Clean(in.Source)
 	if err != nil {
 		return "", err
 	}
-	dst, err := sandbox.CleanPath(in.Destination)
+	dst, err := workspacepath.Clean(in.Destination)
 	if err != nil {
 		return "", err
 	}
@@ -103,7 +103,7 @@ func (s *Set) previewMove(_ context.Context, in MoveIn) (string, error) {
 }
 
 func (s *Set) previewDelete(_ context.Context, in DeleteIn) (string, error) {
-	rel, err := sandbox.CleanPath(in.Path)
+	rel, err := workspacepath.Clean(in.Path)
 	if err != nil {
 		return "", err
 	}

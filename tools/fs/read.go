@@ -9,9 +9,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // ReadFileIn is read_file's input.
@@ -61,7 +61,7 @@ func (s *Set) read(ctx context.Context, in ReadFileIn, maxBytes int64) (ReadFile
 		return ReadFileOut{}, toolerr.New(toolerr.InvalidArgument, "Use offset >= 0 and limit >= 0.",
 			"offset and limit must not be negative").WithRule("args.range")
 	}
-	rel, err := sandbox.CleanPath(in.Path)
+	rel, err := workspacepath.Clean(in.Path)
 	if err != nil {
 		return ReadFileOut{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // maxPatternBytes bounds search and grep patterns.
@@ -149,7 +150,7 @@ func (s *Set) grepFiles() tools.Tool {
 			if err != nil {
 				return GrepOut{}, err
 			}
-			rel, err := sandbox.CleanPath(orRoot(in.Path))
+			rel, err := workspacepath.Clean(orRoot(in.Path))
 			if err != nil {
 				return GrepOut{}, err
 			}

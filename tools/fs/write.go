@@ -4,9 +4,9 @@ import (
 	"context"
 	"path"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // WriteFileIn is write_file's input.
@@ -64,7 +64,7 @@ func (s *Set) writeFile() tools.Tool {
 
 // writable cleans p and checks the size of what will be written.
 func (s *Set) writable(p string, size int) (string, error) {
-	rel, err := sandbox.CleanPath(p)
+	rel, err := workspacepath.Clean(p)
 	if err != nil {
 		return "", err
 	}
@@ -109,7 +109,7 @@ func (s *Set) createDirectory() tools.Tool {
 		tools.Annotations{Title: "Create directory", Idempotent: true},
 		writeMeta(false, "path"),
 		func(ctx context.Context, in CreateDirIn) (CreateDirOut, error) {
-			rel, err := sandbox.CleanPath(in.Path)
+			rel, err := workspacepath.Clean(in.Path)
 			if err != nil {
 				return CreateDirOut{}, err
 			}
@@ -158,11 +158,11 @@ func (s *Set) moveFile() tools.Tool {
 		tools.Annotations{Title: "Move file", Destructive: true},
 		reading(subtree(writeMeta(false, "source", "destination")), "fs:read:{source}/**"),
 		func(ctx context.Context, in MoveIn) (MoveOut, error) {
-			src, err := sandbox.CleanPath(in.Source)
+			src, err := workspacepath.Clean(in.Source)
 			if err != nil {
 				return MoveOut{}, err
 			}
-			dst, err := sandbox.CleanPath(in.Destination)
+			dst, err := workspacepath.Clean(in.Destination)
 			if err != nil {
 				return MoveOut{}, err
 			}
@@ -208,7 +208,7 @@ func (s *Set) deleteFile() tools.Tool {
 		tools.Annotations{Title: "Delete file", Destructive: true},
 		writeMeta(true, "path"),
 		func(ctx context.Context, in DeleteIn) (DeleteOut, error) {
-			rel, err := sandbox.CleanPath(in.Path)
+			rel, err := workspacepath.Clean(in.Path)
 			if err != nil {
 				return DeleteOut{}, err
 			}

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/toolwarden/toolwarden/artifactkey"
 	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/tools/artifacts"
 )
 
 // Status is a task's state.
@@ -43,10 +43,10 @@ func checkID(arg, s string) error {
 	switch {
 	case err != nil || len(s) != 36:
 		return toolerr.New(toolerr.InvalidUUID, fmt.Sprintf("Pass the ID exactly as a graph tool returned it, e.g. %q.", uuidExample),
-			"%s %s is not a UUID", arg, quote(s)).WithRule("graph.uuid")
+			"%s %s is not a UUID", arg, toolerr.Quote(s)).WithRule("graph.uuid")
 	case u.String() != s:
 		return toolerr.New(toolerr.InvalidUUID, fmt.Sprintf("Write it in canonical form: %q.", u.String()),
-			"%s %s is not in canonical (lower-case, hyphenated) form", arg, quote(s)).WithRule("graph.uuid")
+			"%s %s is not in canonical (lower-case, hyphenated) form", arg, toolerr.Quote(s)).WithRule("graph.uuid")
 	case u == uuid.Nil:
 		return toolerr.New(toolerr.InvalidUUID, "Pass the ID of an existing node.", "%s is the nil UUID", arg).WithRule("graph.uuid")
 	}
@@ -61,7 +61,7 @@ func checkStatus(s string) (Status, error) {
 		}
 	}
 	return "", toolerr.New(toolerr.InvalidEnum, "Use one of Pending, InProgress, Completed, Failed (exact spelling).",
-		"status %s is not a task status", quote(s)).WithRule("graph.status")
+		"status %s is not a task status", toolerr.Quote(s)).WithRule("graph.status")
 }
 
 // checkText bounds free text: valid UTF-8, at most max characters, no
@@ -104,7 +104,7 @@ func checkAgentID(s string) error {
 	if !agentID.MatchString(s) {
 		return toolerr.New(toolerr.InvalidArgument,
 			`Use 1-64 characters: letters, digits, ".", "_" or "-", starting with a letter or digit, e.g. "coder-1".`,
-			"agent_id %s is not a valid agent ID", quote(s)).WithRule("graph.agent_id")
+			"agent_id %s is not a valid agent ID", toolerr.Quote(s)).WithRule("graph.agent_id")
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func checkAgentID(s string) error {
 // tasks/<task_id>/artifacts/<name>, parsed by the artifact tools' own
 // rules, for this same task.
 func checkArtifactKey(key, taskID string) error {
-	keyTask, _, err := artifacts.ParseKey(key)
+	keyTask, _, err := artifactkey.Parse(key)
 	if err == nil && keyTask == taskID && len(key) <= maxArtifactKey {
 		return nil
 	}
@@ -126,14 +126,5 @@ func checkArtifactKey(key, taskID string) error {
 	}
 	return toolerr.New(toolerr.InvalidArgument,
 		"Pass the key exactly as store_artifact or list_artifacts returned it for this task: tasks/<task_id>/artifacts/<name>.",
-		"artifact_key %s: %s", quote(key), reason).WithRule("graph.artifact_key")
-}
-
-// quote quotes s for a message, cut at 80 bytes: arguments come from the
-// model and are echoed back only as much as helps.
-func quote(s string) string {
-	if len(s) > 80 {
-		return fmt.Sprintf("%q…", strings.ToValidUTF8(s[:80], ""))
-	}
-	return fmt.Sprintf("%q", s)
+		"artifact_key %s: %s", toolerr.Quote(key), reason).WithRule("graph.artifact_key")
 }

@@ -1,4 +1,9 @@
-package artifacts
+// Package artifactkey is the naming of task artifacts: the object key
+// tasks/<task uuid>/artifacts/<name> and the resource URI
+// artifact://tasks/<task uuid>/<name>, built from checked parts and parsed
+// back without cleaning. The artifact tools store under these keys and the
+// graph tools link them to tasks; neither imports the other for them.
+package artifactkey
 
 import (
 	"fmt"
@@ -28,10 +33,10 @@ const (
 
 // Key is the object key of an artifact. It is the only way keys are made:
 // taskID and name must have passed TaskID and CheckName.
-func Key(taskID, name string) string { return taskPrefix(taskID) + name }
+func Key(taskID, name string) string { return TaskPrefix(taskID) + name }
 
-// taskPrefix is the key prefix of a task's artifacts.
-func taskPrefix(taskID string) string { return "tasks/" + taskID + "/artifacts/" }
+// TaskPrefix is the key prefix of a task's artifacts.
+func TaskPrefix(taskID string) string { return "tasks/" + taskID + "/artifacts/" }
 
 // URI is the MCP resource URI of an artifact.
 func URI(taskID, name string) string { return URIScheme + "tasks/" + taskID + "/" + name }
@@ -45,10 +50,10 @@ func TaskID(s string) (string, error) {
 	switch {
 	case len(s) != 36 || err != nil:
 		return "", toolerr.New(toolerr.InvalidArgument, `Pass the task's UUID as returned by the graph tools, e.g. "0b6d3c7e-8f52-4a1e-9a59-3c1f2a4b5d6e".`,
-			"task_id %s is not a UUID", quote(s)).WithRule("artifacts.task_id")
+			"task_id %s is not a UUID", toolerr.Quote(s)).WithRule("artifacts.task_id")
 	case u.String() != s:
 		return "", toolerr.New(toolerr.InvalidArgument, fmt.Sprintf("Write it in canonical form: %q.", u.String()),
-			"task_id %s is not in canonical (lower-case, hyphenated) form", quote(s)).WithRule("artifacts.task_id")
+			"task_id %s is not in canonical (lower-case, hyphenated) form", toolerr.Quote(s)).WithRule("artifacts.task_id")
 	case u == uuid.Nil:
 		return "", toolerr.New(toolerr.InvalidArgument, "Pass the UUID of a real task.",
 			"task_id is the nil UUID").WithRule("artifacts.task_id")
@@ -73,13 +78,13 @@ func CheckName(name string) error {
 	case !utf8.ValidString(name):
 		return bad("is not valid UTF-8")
 	case name[0] == '.' || name[0] == '-':
-		return bad("%s starts with %q", quote(name), name[0])
+		return bad("%s starts with %q", toolerr.Quote(name), name[0])
 	case strings.Contains(name, ".."):
-		return bad(`%s contains ".."`, quote(name))
+		return bad(`%s contains ".."`, toolerr.Quote(name))
 	}
 	for _, r := range name {
 		if !nameRune(r) {
-			return bad("%s contains %s, which names may not hold", quote(name), describeRune(r))
+			return bad("%s contains %s, which names may not hold", toolerr.Quote(name), describeRune(r))
 		}
 	}
 	return nil
@@ -127,38 +132,40 @@ func suggestion(name string) string {
 	return fmt.Sprintf(" For example %q.", s)
 }
 
-// ParseKey parses an object key back into its task and name. Only a key
+// Parse parses an object key back into its task and name. Only a key
 // that Key would build from a valid task and name is accepted; it is parsed,
 // never cleaned, so "tasks/<id>/artifacts/../x" or a URL-encoded key is
 // refused before any request.
-func ParseKey(key string) (taskID, name string, err error) {
-	if err := checkRef("key", key, keyHint); err != nil {
+func Parse(key string) (taskID, name string, err error) {
+	if err := checkRaw("key", key, keyHint); err != nil {
 		return "", "", err
 	}
 	parts := strings.Split(key, "/")
 	if len(parts) != 4 || parts[0] != "tasks" || parts[2] != "artifacts" {
 		return "", "", toolerr.New(toolerr.InvalidArgument, keyHint,
-			"key %s is not of the form tasks/<task uuid>/artifacts/<name>", quote(key)).WithRule("artifacts.key")
+			"key %s is not of the form tasks/<task uuid>/artifacts/<name>", toolerr.Quote(key)).WithRule("artifacts.key")
 	}
-	return parseParts(parts[1], parts[3])
+	return Check(parts[1], parts[3])
 }
 
 // ParseURI parses a resource URI, artifact://tasks/<task uuid>/<name>,
-// with the same rules as ParseKey.
+// with the same rules as Parse.
 func ParseURI(uri string) (taskID, name string, err error) {
-	if err := checkRef("resource URI", uri, uriHint); err != nil {
+	if err := checkRaw("resource URI", uri, uriHint); err != nil {
 		return "", "", err
 	}
 	rest, ok := strings.CutPrefix(uri, URIScheme+"tasks/")
 	parts := strings.Split(rest, "/")
 	if !ok || len(parts) != 2 {
 		return "", "", toolerr.New(toolerr.InvalidArgument, uriHint,
-			"resource URI %s is not of the form artifact://tasks/<task uuid>/<name>", quote(uri)).WithRule("artifacts.uri")
+			"resource URI %s is not of the form artifact://tasks/<task uuid>/<name>", toolerr.Quote(uri)).WithRule("artifacts.uri")
 	}
-	return parseParts(parts[0], parts[1])
+	return Check(parts[0], parts[1])
 }
 
-func parseParts(id, name string) (string, string, error) {
+// Check checks a task ID and an artifact name, as Parse and ParseURI do
+// with the parts they split, and returns them.
+func Check(id, name string) (string, string, error) {
 	if _, err := TaskID(id); err != nil {
 		return "", "", err
 	}
@@ -168,9 +175,9 @@ func parseParts(id, name string) (string, string, error) {
 	return id, name, nil
 }
 
-// checkRef refuses over-long, non-UTF-8, URL-encoded or absolute references
+// checkRaw refuses over-long, non-UTF-8, URL-encoded or absolute references
 // with a message of their own, before they are split.
-func checkRef(what, s, hint string) error {
+func checkRaw(what, s, hint string) error {
 	var reason string
 	switch {
 	case len(s) > MaxKeyBytes:
@@ -185,12 +192,4 @@ func checkRef(what, s, hint string) error {
 		return nil
 	}
 	return toolerr.New(toolerr.InvalidArgument, hint, "%s %s", what, reason).WithRule("artifacts.key")
-}
-
-// quote renders untrusted input for a message: quoted, escaped, cut short.
-func quote(s string) string {
-	if len(s) > 80 {
-		return fmt.Sprintf("%q…", strings.ToValidUTF8(s[:80], ""))
-	}
-	return fmt.Sprintf("%q", s)
 }

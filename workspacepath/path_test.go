@@ -1,4 +1,4 @@
-package sandbox_test
+package workspacepath_test
 
 import (
 	"errors"
@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/workspacepath"
 )
 
 // requireCode asserts that err is a *toolerr.Error with the given code and
@@ -23,10 +23,10 @@ func requireCode(t *testing.T, err error, code toolerr.Code) *toolerr.Error {
 	return te
 }
 
-func TestCleanPathRejects(t *testing.T) {
+func TestCleanRejects(t *testing.T) {
 	var (
-		longPath      = strings.Repeat("a/", sandbox.MaxPathBytes/2) + "b" // 4097 bytes
-		longComponent = "dir/" + strings.Repeat("n", sandbox.MaxComponentBytes+1)
+		longPath      = strings.Repeat("a/", workspacepath.MaxPathBytes/2) + "b" // 4097 bytes
+		longComponent = "dir/" + strings.Repeat("n", workspacepath.MaxComponentBytes+1)
 	)
 	tests := []struct {
 		name string
@@ -86,7 +86,7 @@ func TestCleanPathRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := sandbox.CleanPath(tt.in)
+			got, err := workspacepath.Clean(tt.in)
 			te := requireCode(t, err, tt.code)
 			require.Equal(t, tt.rule, te.Rule)
 			require.Empty(t, got, "a rejected path must not come back")
@@ -94,10 +94,10 @@ func TestCleanPathRejects(t *testing.T) {
 	}
 }
 
-func TestCleanPathAccepts(t *testing.T) {
-	maxComponent := strings.Repeat("n", sandbox.MaxComponentBytes)
-	maxPath := strings.Repeat("a/", sandbox.MaxPathBytes/2-1) + "bb" // exactly 4096 bytes
-	require.Len(t, maxPath, sandbox.MaxPathBytes)
+func TestCleanAccepts(t *testing.T) {
+	maxComponent := strings.Repeat("n", workspacepath.MaxComponentBytes)
+	maxPath := strings.Repeat("a/", workspacepath.MaxPathBytes/2-1) + "bb" // exactly 4096 bytes
+	require.Len(t, maxPath, workspacepath.MaxPathBytes)
 	tests := []struct {
 		name string
 		in   string
@@ -130,19 +130,19 @@ func TestCleanPathAccepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := sandbox.CleanPath(tt.in)
+			got, err := workspacepath.Clean(tt.in)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
-			again, err := sandbox.CleanPath(got)
+			again, err := workspacepath.Clean(got)
 			require.NoError(t, err, "a cleaned path must be accepted again")
-			require.Equal(t, got, again, "CleanPath must be idempotent")
+			require.Equal(t, got, again, "Clean must be idempotent")
 		})
 	}
 }
 
-func TestCleanPathRefusesLineAndParagraphSeparators(t *testing.T) {
+func TestCleanRefusesLineAndParagraphSeparators(t *testing.T) {
 	for _, p := range []string{"a\u2028b", "a\u2029b", "\u3164.txt"} {
-		_, err := sandbox.CleanPath(p)
+		_, err := workspacepath.Clean(p)
 		require.Equal(t, toolerr.PathInvalid, toolerr.CodeOf(err), "%q", p)
 	}
 }

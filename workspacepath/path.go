@@ -1,4 +1,10 @@
-package sandbox
+// Package workspacepath holds the syntax rules of a workspace-relative path
+// from untrusted input: what the fs tools, declared tools' filepath params
+// and the guard's path needs all accept before any file is opened. It is
+// purely lexical and imports nothing of toolwarden but toolerr, so the
+// guard, the sandbox and the tools share one set of rules without
+// depending on each other.
+package workspacepath
 
 import (
 	"path"
@@ -17,7 +23,7 @@ const (
 
 const relativeHint = `Use a path relative to the workspace root with forward slashes, e.g. "src/main.go"; "." is the root itself.`
 
-// CleanPath checks the syntax of a workspace-relative path from untrusted
+// Clean checks the syntax of a workspace-relative path from untrusted
 // input and returns it in canonical form ("." for the root).
 //
 // It is purely lexical: it rejects absolute paths, drive letters, backslashes,
@@ -25,7 +31,7 @@ const relativeHint = `Use a path relative to the workspace root with forward sla
 // UTF-8, over-long paths or components, and any ".." that climbs above the
 // root. Symlinks are handled later by os.Root, which refuses to leave the
 // workspace.
-func CleanPath(p string) (string, error) {
+func Clean(p string) (string, error) {
 	if err := checkChars(p); err != nil {
 		return "", err
 	}

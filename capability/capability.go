@@ -1,4 +1,10 @@
-package guard
+// Package capability is the grammar of capabilities, resource:verb:scope
+// (fs:read:src/**, net:connect:api.example.com:443, proc:exec:python), and
+// the matching of a need against a grant or a deny. The guard decides with
+// it and configs validates the capabilities of a config file with it; it
+// imports no other toolwarden package, so neither of them pulls in the
+// other.
+package capability
 
 import (
 	"fmt"
@@ -20,10 +26,10 @@ var Resources = []string{"fs", "net", "proc", "env", "secrets", "graph", "s3"}
 // String renders c as resource:verb:scope.
 func (c Capability) String() string { return c.Resource + ":" + c.Verb + ":" + c.Scope }
 
-// ParseCapability parses resource:verb:scope. The scope may itself hold
+// Parse parses resource:verb:scope. The scope may itself hold
 // colons (net's host:port); it must be a valid glob for the resources that
 // take globs.
-func ParseCapability(s string) (Capability, error) {
+func Parse(s string) (Capability, error) {
 	parts := strings.SplitN(s, ":", 3)
 	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
 		return Capability{}, fmt.Errorf("capability %q is not resource:verb:scope", s)
@@ -41,11 +47,11 @@ func ParseCapability(s string) (Capability, error) {
 	return c, nil
 }
 
-// ParseCapabilities parses a list; see ParseCapability.
-func ParseCapabilities(list []string) ([]Capability, error) {
+// ParseList parses a list; see Parse.
+func ParseList(list []string) ([]Capability, error) {
 	out := make([]Capability, 0, len(list))
 	for _, s := range list {
-		c, err := ParseCapability(s)
+		c, err := Parse(s)
 		if err != nil {
 			return nil, err
 		}
@@ -80,18 +86,19 @@ func Covers(grant, need Capability) bool {
 	if need.Resource == "net" {
 		return coversHostPort(grant.Scope, need.Scope)
 	}
-	if hasMeta(need.Scope) {
+	if HasGlob(need.Scope) {
 		return coversPattern(grant.Scope, need.Scope)
 	}
 	if need.Resource == "env" || need.Resource == "secrets" {
 		return grant.Scope == need.Scope
 	}
-	// ParseCapability validated the grant's scope.
+	// Parse validated the grant's scope.
 	return doublestar.MatchUnvalidated(grant.Scope, need.Scope)
 }
 
-// hasMeta reports whether s holds glob syntax.
-func hasMeta(s string) bool {
+// HasGlob reports whether s holds glob syntax. A need whose scope has it
+// stands for many paths and is judged as a pattern (see Covers, Denies).
+func HasGlob(s string) bool {
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '*', '?', '[', '{', '\\':
@@ -113,7 +120,7 @@ func coversPattern(grant, need string) bool {
 // subtreeRoot returns dir for a scope "dir/**" whose dir is literal.
 func subtreeRoot(s string) (string, bool) {
 	r, ok := strings.CutSuffix(s, "/**")
-	return r, ok && r != "" && !hasMeta(r)
+	return r, ok && r != "" && !HasGlob(r)
 }
 
 // Denies reports whether a deny pattern applies to need. A literal need is
@@ -128,22 +135,22 @@ func Denies(deny, need Capability) bool {
 	if need.Resource == "net" {
 		return !validNetNeed(need.Scope) || Covers(deny, need)
 	}
-	if !hasMeta(need.Scope) {
+	if !HasGlob(need.Scope) {
 		return Covers(deny, need)
 	}
 	if need.Resource == "env" || need.Resource == "secrets" {
 		return true
 	}
-	d, n := staticPrefix(deny.Scope), staticPrefix(need.Scope)
+	d, n := StaticPrefix(deny.Scope), StaticPrefix(need.Scope)
 	return d == "" || n == "" || d == n || strings.HasPrefix(d, n+"/") || strings.HasPrefix(n, d+"/")
 }
 
-// staticPrefix is the leading path segments of a glob that hold no glob
+// StaticPrefix is the leading path segments of a glob that hold no glob
 // syntax; every path the glob matches starts with them.
-func staticPrefix(glob string) string {
+func StaticPrefix(glob string) string {
 	segs := strings.Split(glob, "/")
 	for i, s := range segs {
-		if hasMeta(s) {
+		if HasGlob(s) {
 			return strings.Join(segs[:i], "/")
 		}
 	}

@@ -1,4 +1,4 @@
-package artifacts
+package artifactkey
 
 import (
 	"strings"
@@ -116,7 +116,7 @@ func TestTaskID(t *testing.T) {
 func TestKeyRoundTrip(t *testing.T) {
 	key := Key(task, "report.md")
 	require.Equal(t, "tasks/"+task+"/artifacts/report.md", key)
-	id, name, err := ParseKey(key)
+	id, name, err := Parse(key)
 	require.NoError(t, err)
 	require.Equal(t, task, id)
 	require.Equal(t, "report.md", name)
@@ -126,7 +126,7 @@ func TestKeyRoundTrip(t *testing.T) {
 	require.Equal(t, []string{task, "report.md"}, []string{id, name})
 }
 
-func TestParseKeyRefuses(t *testing.T) {
+func TestParseRefuses(t *testing.T) {
 	other := "11111111-2222-4333-8444-555555555555"
 	bad := map[string]string{
 		"empty":                 "",
@@ -155,7 +155,7 @@ func TestParseKeyRefuses(t *testing.T) {
 	}
 	for label, key := range bad {
 		t.Run(label, func(t *testing.T) {
-			_, _, err := ParseKey(key)
+			_, _, err := Parse(key)
 			require.Error(t, err)
 			require.Equal(t, toolerr.InvalidArgument, toolerr.CodeOf(err))
 		})
@@ -172,41 +172,4 @@ func TestParseURIRefuses(t *testing.T) {
 		_, _, err := ParseURI(uri)
 		require.Error(t, err, uri)
 	}
-}
-
-func TestDecodeContentSizes(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		size int64
-	}{{"", 0}, {"YQ==", 1}, {"YWI=", 2}, {"YWJj", 3}, {"YWJjZA==", 4}} {
-		size, _, err := decodeContent(tc.in, "base64")
-		require.NoError(t, err)
-		require.Equal(t, tc.size, size, tc.in)
-	}
-	for _, in := range []string{"YQ", "YQ=", "YW\nJj", "YWJj\r\n"} {
-		_, _, err := decodeContent(in, "base64")
-		require.Error(t, err, "%q", in)
-	}
-	_, _, err := decodeContent("x", "hex")
-	require.Error(t, err)
-}
-
-func TestContentType(t *testing.T) {
-	ct, err := contentType("", "text")
-	require.NoError(t, err)
-	require.Equal(t, "text/plain; charset=utf-8", ct)
-	ct, err = contentType("Text/Markdown; Charset=UTF-8", "text")
-	require.NoError(t, err)
-	require.Equal(t, "text/markdown; charset=UTF-8", ct)
-	for _, bad := range []string{"markdown", "text/plain\r\nX-Amz-Acl: public-read", "text/plain; a=\"\x00\"", strings.Repeat("a", 300) + "/b"} {
-		_, err := contentType(bad, "text")
-		require.Error(t, err, "%q", bad)
-	}
-}
-
-func TestIsText(t *testing.T) {
-	require.True(t, isText([]byte("héllo\n\tworld\r\n")))
-	require.False(t, isText([]byte{0x00}))
-	require.False(t, isText([]byte{0xff, 0xfe}))
-	require.False(t, isText([]byte("a\x1bb")))
 }

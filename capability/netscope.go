@@ -1,4 +1,4 @@
-package guard
+package capability
 
 import (
 	"net/netip"

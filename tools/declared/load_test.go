@@ -1,12 +1,14 @@
-package configs
+package declared
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
 )
 
 const grepTool = `
@@ -52,7 +54,7 @@ tools:
     params: [{name: text, type: string, required: true}, {name: urgent, type: boolean}]
 `)
 	writeFile(t, filepath.Join(dir, "tools.d", "ignored.txt"), "not yaml: [")
-	l, err := Load(Options{File: file})
+	l, err := configs.Load(configs.Options{File: file, CheckTool: Check})
 	require.NoError(t, err)
 	require.Len(t, l.Config.Tools, 3)
 	g := l.Config.Tools[0]
@@ -131,7 +133,7 @@ func TestDeclaredToolErrors(t *testing.T) {
 			dir := isolate(t)
 			file := filepath.Join(dir, "toolwarden.yaml")
 			writeFile(t, file, tc.yaml)
-			_, err := Load(Options{File: file})
+			_, err := configs.Load(configs.Options{File: file, CheckTool: Check})
 			require.Error(t, err)
 			require.Contains(t, err.Error(), file+":")
 			require.Contains(t, err.Error(), tc.want)
@@ -152,25 +154,31 @@ func TestToolsDirErrorsNameTheirFile(t *testing.T) {
 		"- name: grep_code\n  description: d\n  type: cli\n  command: [ls]\n": extra + `:1: tools[0].name: "grep_code" is also declared at ` + file + ":3",
 	} {
 		writeFile(t, extra, yaml)
-		_, err := Load(Options{File: file})
+		_, err := configs.Load(configs.Options{File: file, CheckTool: Check})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), want)
 	}
 }
 
-func TestParseArg(t *testing.T) {
-	for elem, want := range map[string]ArgPart{
-		"-n":              {Prefix: "-n"},
-		"{query}":         {Param: "query"},
-		"--max-count={n}": {Prefix: "--max-count=", Param: "n"},
-		"{f}.txt":         {Param: "f", Suffix: ".txt"},
-		"{print $1}":      {Prefix: "{print $1}"},
-		"{Upper}":         {Prefix: "{Upper}"},
-	} {
-		got, err := ParseArg(elem)
-		require.NoError(t, err)
-		require.Equal(t, want, got, elem)
+// isolate runs the test in an empty directory with no TOOLWARDEN_*
+// variables and an empty XDG config dir, so nothing outside the test is read.
+func isolate(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
+	t.Setenv("HOME", dir)
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, configs.EnvPrefix+"_") {
+			t.Setenv(k, "") // restores the old value after the test
+			require.NoError(t, os.Unsetenv(k))
+		}
 	}
-	_, err := ParseArg("{a}{b}")
-	require.Error(t, err)
+	return dir
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
 }

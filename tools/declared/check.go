@@ -1,4 +1,4 @@
-package configs
+package declared
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolwarden/toolwarden/configs"
 )
 
 // ReservedToolNames are the built-in tools' names; a declared tool may not
@@ -36,8 +38,23 @@ var (
 // maxToolTimeout bounds a declared tool's timeout.
 const maxToolTimeout = time.Hour
 
-// check validates one declared tool; keys passed to add are relative to it.
-func (t *DeclaredTool) check(add func(key, format string, args ...any)) {
+// DefaultParamMaxLength caps a string parameter that sets no max_length.
+const DefaultParamMaxLength = 4096
+
+// MaxURLLength caps a url parameter.
+const MaxURLLength = 2048
+
+// DefaultCLIPath is where a cli tool's program is looked up when it is not
+// an absolute path and the tool sets no path. The sandbox sees only /usr
+// (and the merged-/usr links), so only programs there can run.
+var DefaultCLIPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"}
+
+// Check validates one declared tool and completes it (a cli program found
+// on its path becomes absolute, an http method is upper-cased). Keys passed
+// to add are relative to the tool; configs.Load calls it through
+// Options.CheckTool and reports each problem as "file:line: tools[i].key:
+// reason".
+func Check(t *configs.DeclaredTool, add func(key, format string, args ...any)) {
 	if !toolName.MatchString(t.Name) {
 		add("name", "%q must be snake_case: a lowercase letter, then 2 to 63 lowercase letters, digits or _", t.Name)
 	} else if slices.Contains(ReservedToolNames, t.Name) {
@@ -67,13 +84,13 @@ func (t *DeclaredTool) check(add func(key, format string, args ...any)) {
 			add(key+".name", "%q is declared twice", p.Name)
 		}
 		seen[p.Name] = true
-		p.check(add, key)
+		checkParam(p, add, key)
 	}
 	switch t.Type {
-	case ToolCLI:
-		t.checkCLI(add)
-	case ToolHTTP:
-		t.checkHTTP(add)
+	case configs.ToolCLI:
+		checkCLI(t, add)
+	case configs.ToolHTTP:
+		checkHTTP(t, add)
 	case "api":
 		add("type", `"api" is called "http" here; use cli or http`)
 	default:
@@ -81,7 +98,7 @@ func (t *DeclaredTool) check(add func(key, format string, args ...any)) {
 	}
 }
 
-func (p ToolParam) check(add func(string, string, ...any), key string) {
+func checkParam(p configs.ToolParam, add func(string, string, ...any), key string) {
 	if !paramName.MatchString(p.Name) {
 		add(key+".name", "%q must be snake_case (lowercase letters, digits, _)", p.Name)
 	}
@@ -90,15 +107,15 @@ func (p ToolParam) check(add func(string, string, ...any), key string) {
 			add(key+"."+field, "applies only to %s params, not %q", strings.Join(types, " and "), p.Type)
 		}
 	}
-	notFor("pattern", p.Pattern != "", ParamString)
-	notFor("enum", len(p.Enum) > 0, ParamString)
-	notFor("max_length", p.MaxLength != 0, ParamString)
-	notFor("minimum", p.Minimum != nil, ParamInteger)
-	notFor("maximum", p.Maximum != nil, ParamInteger)
-	notFor("schemes", len(p.Schemes) > 0, ParamURL)
-	notFor("hosts", len(p.Hosts) > 0, ParamURL)
+	notFor("pattern", p.Pattern != "", configs.ParamString)
+	notFor("enum", len(p.Enum) > 0, configs.ParamString)
+	notFor("max_length", p.MaxLength != 0, configs.ParamString)
+	notFor("minimum", p.Minimum != nil, configs.ParamInteger)
+	notFor("maximum", p.Maximum != nil, configs.ParamInteger)
+	notFor("schemes", len(p.Schemes) > 0, configs.ParamURL)
+	notFor("hosts", len(p.Hosts) > 0, configs.ParamURL)
 	switch p.Type {
-	case ParamString:
+	case configs.ParamString:
 		if p.Pattern != "" {
 			if _, err := regexp.Compile(p.Pattern); err != nil {
 				add(key+".pattern", "is not a regular expression: %v", err)
@@ -107,13 +124,13 @@ func (p ToolParam) check(add func(string, string, ...any), key string) {
 		if p.MaxLength < 0 {
 			add(key+".max_length", "must not be negative")
 		}
-	case ParamInteger:
+	case configs.ParamInteger:
 		if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
 			add(key+".minimum", "%d is more than maximum %d", *p.Minimum, *p.Maximum)
 		}
-	case ParamURL:
-		p.checkURL(add, key)
-	case ParamBoolean, ParamFilepath:
+	case configs.ParamURL:
+		checkURL(p, add, key)
+	case configs.ParamBoolean, configs.ParamFilepath:
 	default:
 		add(key+".type", "%q is not a param type; use string, integer, boolean, filepath or url", p.Type)
 	}
@@ -122,7 +139,7 @@ func (p ToolParam) check(add func(string, string, ...any), key string) {
 	}
 }
 
-func (p ToolParam) checkURL(add func(string, string, ...any), key string) {
+func checkURL(p configs.ToolParam, add func(string, string, ...any), key string) {
 	if len(p.Hosts) == 0 {
 		add(key+".hosts", "a url param needs a host allowlist")
 	}
@@ -138,7 +155,7 @@ func (p ToolParam) checkURL(add func(string, string, ...any), key string) {
 	}
 }
 
-func (t *DeclaredTool) checkCLI(add func(string, string, ...any)) {
+func checkCLI(t *configs.DeclaredTool, add func(string, string, ...any)) {
 	for _, f := range []struct {
 		key string
 		set bool
@@ -158,9 +175,9 @@ func (t *DeclaredTool) checkCLI(add func(string, string, ...any)) {
 		return
 	}
 	if a, err := ParseArg(t.Command[0]); err == nil && a.Literal() {
-		t.resolveProgram(add)
+		resolveProgram(t, add)
 	}
-	used := t.checkTemplate(add)
+	used := checkTemplate(t, add)
 	for i, p := range t.Params {
 		if !used[p.Name] {
 			add(fmt.Sprintf("params[%d].name", i), "%q is never used in command; every param must appear as {%s}", p.Name, p.Name)
@@ -172,7 +189,7 @@ func (t *DeclaredTool) checkCLI(add func(string, string, ...any)) {
 }
 
 // checkTemplate checks the argv template and returns the params it uses.
-func (t *DeclaredTool) checkTemplate(add func(string, string, ...any)) map[string]bool {
+func checkTemplate(t *configs.DeclaredTool, add func(string, string, ...any)) map[string]bool {
 	used := map[string]bool{}
 	afterDashes := false
 	for i, elem := range t.Command {
@@ -190,7 +207,7 @@ func (t *DeclaredTool) checkTemplate(add func(string, string, ...any)) map[strin
 			afterDashes = afterDashes || elem == "--"
 			continue
 		}
-		p, ok := t.param(a.Param)
+		p, ok := findParam(t, a.Param)
 		if !ok {
 			add(key, "placeholder {%s} names no param; declare it under params", a.Param)
 			continue
@@ -214,7 +231,7 @@ func (t *DeclaredTool) checkTemplate(add func(string, string, ...any)) map[strin
 
 // resolveProgram makes command[0] absolute, looking it up on the tool's
 // path, and checks the sandbox can see it.
-func (t *DeclaredTool) resolveProgram(add func(string, string, ...any)) {
+func resolveProgram(t *configs.DeclaredTool, add func(string, string, ...any)) {
 	prog := t.Command[0]
 	dirs := t.Path
 	if len(dirs) == 0 {
@@ -256,7 +273,7 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
+func checkHTTP(t *configs.DeclaredTool, add func(string, string, ...any)) {
 	for _, f := range []struct {
 		key string
 		set bool
@@ -272,13 +289,13 @@ func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
 	if !slices.Contains([]string{"GET", "POST", "PUT", "PATCH", "DELETE"}, t.Method) {
 		add("method", "%q is not one of GET, POST, PUT, PATCH, DELETE", t.Method)
 	}
-	if err := CheckBaseURL(t.BaseURL); err != nil {
+	if err := checkBaseURL(t.BaseURL); err != nil {
 		add("base_url", "%v", err)
 	}
-	t.checkSecrets(add)
+	checkSecrets(t, add)
 	for i, p := range t.Params {
 		key := fmt.Sprintf("params[%d]", i)
-		if p.Type == ParamFilepath {
+		if p.Type == configs.ParamFilepath {
 			add(key+".type", "filepath params are for cli tools; an http tool cannot read the workspace")
 		}
 		if p.AllowFlagLike {
@@ -293,8 +310,8 @@ func (t *DeclaredTool) checkHTTP(add func(string, string, ...any)) {
 	}
 }
 
-func (t *DeclaredTool) checkSecrets(add func(string, string, ...any)) {
-	if t.APIKeyEnv != "" && !envVarName.MatchString(t.APIKeyEnv) {
+func checkSecrets(t *configs.DeclaredTool, add func(string, string, ...any)) {
+	if t.APIKeyEnv != "" && !configs.IsEnvVarName(t.APIKeyEnv) {
 		// The value is not echoed: it may be the key itself.
 		add("api_key_env", "is not an environment variable name; name the variable that holds the key, never the key itself")
 	}
@@ -306,16 +323,16 @@ func (t *DeclaredTool) checkSecrets(add func(string, string, ...any)) {
 		if !headerName.MatchString(h.Name) {
 			add(key+".name", "%q is not a header name", h.Name)
 		}
-		if !envVarName.MatchString(h.Env) {
+		if !configs.IsEnvVarName(h.Env) {
 			add(key+".env", "is not an environment variable name; name the variable that holds the value, never the value itself")
 		}
 	}
 }
 
-// CheckBaseURL checks an http tool's fixed URL: absolute, http(s), a host,
+// checkBaseURL checks an http tool's fixed URL: absolute, http(s), a host,
 // no credentials or fragment, and plain http only to a loopback host (a
 // secret header would otherwise cross the network in clear text).
-func CheckBaseURL(raw string) error {
+func checkBaseURL(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case raw == "":
@@ -330,17 +347,17 @@ func CheckBaseURL(raw string) error {
 		return fmt.Errorf("must not hold credentials; use api_key_env or header_env")
 	case u.Fragment != "":
 		return fmt.Errorf("%q must not have a #fragment", raw)
-	case u.Scheme == "http" && !IsLoopback(u.Hostname()):
+	case u.Scheme == "http" && !configs.IsLoopback(u.Hostname()):
 		return fmt.Errorf("%q uses plain http to a non-loopback host; use https", raw)
 	}
 	return nil
 }
 
-func (t *DeclaredTool) param(name string) (ToolParam, bool) {
+func findParam(t *configs.DeclaredTool, name string) (configs.ToolParam, bool) {
 	for _, p := range t.Params {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return ToolParam{}, false
+	return configs.ToolParam{}, false
 }

@@ -1,0 +1,177 @@
+package layers
+
+import (
+	"os/exec"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/toolwarden/toolwarden/"
+
+// leaves hold rules several layers share; they import no toolwarden
+// package but toolerr, so any layer may use them.
+var leaves = []string{"toolerr", "capability", "workspacepath", "artifactkey"}
+
+// toolDeps is what a tool package builds on.
+var toolDeps = with(leaves, "tools", "configs", "sandbox")
+
+// mayImport is the one table of allowed arrows: each package of the module
+// (a key may be a path.Match pattern) and the toolwarden packages it may
+// import, as patterns too. A package with no row fails the test, so a new
+// package takes a place in the layering when it is added. Only what a
+// package's non-test files import counts: tests may reach across.
+var mayImport = map[string][]string{
+	"cmd/toolwarden":  {"*", "*/*"},
+	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox"),
+	"bridge":          leaves,
+	"guard":           with(leaves, "guard/outfilter"),
+	"tools/artifacts": toolDeps,
+	"tools/exec":      toolDeps,
+	"tools/fs":        toolDeps,
+	"tools/graph":     toolDeps,
+	// Declared cli tools with go_cache run with go scripts' toolchain.
+	"tools/declared":  with(toolDeps, "tools/exec"),
+	"tools":           leaves,
+	"sandbox":         leaves,
+	"configs":         leaves,
+	"guard/outfilter": nil,
+	"toolerr":         nil,
+	"capability":      nil,
+	"workspacepath":   {"toolerr"},
+	"artifactkey":     {"toolerr"},
+	"internal/*":      nil,
+	"scripts/*/*":     nil,
+	"scripts/*":       nil,
+}
+
+// mayNotDependOn names third-party modules a package must not pull in,
+// directly or not, and why: the cost a wrong-way import used to carry.
+var mayNotDependOn = []struct{ pkg, dep, why string }{
+	{"configs", "github.com/zricethezav/gitleaks/", "loading a config needs no secret-scanning rule set (guard's)"},
+	{"tools/graph", "github.com/minio/minio-go/", "the graph tools need artifact keys, not an S3 client"},
+	{"tools/fs", "github.com/minio/minio-go/", "the file tools need no S3 client"},
+	{"capability", "github.com/zricethezav/gitleaks/", "the capability grammar is a leaf"},
+}
+
+func with(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
+
+type pkg struct {
+	path    string   // relative to the module
+	imports []string // the module's packages it imports, relative
+	deps    []string // every package it depends on, full paths
+}
+
+var goList = sync.OnceValues(func() ([]byte, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(goBin, "list", "-f", "{{.ImportPath}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}", module+"...").Output()
+})
+
+// listModule runs go list over the module (once) and returns its packages.
+// Without the go command the test fails: a layering check that cannot
+// look is not a pass.
+func listModule(t *testing.T) []pkg {
+	t.Helper()
+	out, err := goList()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderrOf(err))
+	}
+	var pkgs []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		if len(parts) != 3 {
+			t.Fatalf("go list printed %q", line)
+		}
+		p := pkg{path: strings.TrimPrefix(parts[0], module), deps: strings.Fields(parts[2])}
+		for _, imp := range strings.Fields(parts[1]) {
+			if rel, ok := strings.CutPrefix(imp, module); ok {
+				p.imports = append(p.imports, rel)
+			}
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func stderrOf(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// allowedFor returns the row of mayImport that p falls under.
+func allowedFor(p string) ([]string, bool) {
+	if row, ok := mayImport[p]; ok {
+		return row, true
+	}
+	for pattern, row := range mayImport {
+		if ok, _ := path.Match(pattern, p); ok {
+			return row, true
+		}
+	}
+	return nil, false
+}
+
+func matchesAny(patterns []string, p string) bool {
+	return slices.ContainsFunc(patterns, func(pattern string) bool {
+		ok, _ := path.Match(pattern, p)
+		return ok
+	})
+}
+
+// TestImportsPointDownward fails on any import the table does not allow,
+// naming the arrow and the row to change if the arrow is meant.
+func TestImportsPointDownward(t *testing.T) {
+	pkgs := listModule(t)
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages; is the module root right?", len(pkgs))
+	}
+	for _, p := range pkgs {
+		row, ok := allowedFor(p.path)
+		if !ok {
+			t.Errorf("package %s has no row in mayImport; give it a place in the layering", p.path)
+			continue
+		}
+		for _, imp := range p.imports {
+			if !matchesAny(row, imp) {
+				t.Errorf("forbidden import: %s → %s (%s may import only %v)", p.path, imp, p.path, row)
+			}
+		}
+	}
+}
+
+// TestTableNamesRealPackages keeps the table honest: a row for a package
+// that no longer exists is a stale rule.
+func TestTableNamesRealPackages(t *testing.T) {
+	pkgs := listModule(t)
+	for key := range mayImport {
+		if !slices.ContainsFunc(pkgs, func(p pkg) bool { ok, _ := path.Match(key, p.path); return ok }) {
+			t.Errorf("mayImport has a row for %q, which matches no package", key)
+		}
+	}
+}
+
+// TestNoHeavyDependencies fails when a package pulls in, at any depth, a
+// module it has no use for.
+func TestNoHeavyDependencies(t *testing.T) {
+	pkgs := listModule(t)
+	for _, rule := range mayNotDependOn {
+		i := slices.IndexFunc(pkgs, func(p pkg) bool { return p.path == rule.pkg })
+		if i < 0 {
+			t.Errorf("mayNotDependOn names %s, which is not a package", rule.pkg)
+			continue
+		}
+		for _, d := range pkgs[i].deps {
+			if strings.HasPrefix(d, rule.dep) {
+				t.Errorf("%s depends on %s: %s", rule.pkg, d, rule.why)
+				break
+			}
+		}
+	}
+}
