@@ -44,6 +44,8 @@ var mayImport = map[string][]string{
 	"artifactkey":     {"toolerr"},
 	"internal/*":      nil,
 	"scripts/*/*":     nil,
+	// Prepares go scripts' GOCACHE where the server would (sandbox-setup).
+	"scripts/gocache": {"configs", "mcpserver", "tools/exec"},
 	"scripts/*":       nil,
 }
 
