@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/client"
@@ -96,4 +98,79 @@ func TestArtifactsExampleConfig(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "toolset: artifacts")
 	require.Contains(t, string(out), "ARTIFACTS_ACCESS_KEY_ID")
+}
+
+// TestArtifactsBinarySurvivesStoreCrash: MinIO killed (SIGKILL) during a
+// store_artifact call of the real binary: the call ends with
+// backend.unavailable, no partial artifact is ever listed, and once MinIO
+// is back the same server stores and lists again, without a restart.
+func TestArtifactsBinarySurvivesStoreCrash(t *testing.T) {
+	m := testenv.StartMinIO(t)
+	ws, env := workspace(t)
+	env = append(env, "TOOLWARDEN_ARTIFACTS_ENDPOINT="+m.Endpoint, "TOOLWARDEN_ARTIFACTS_BUCKET="+m.Bucket,
+		"TOOLWARDEN_ARTIFACTS_USE_TLS=false", "TOOLWARDEN_ARTIFACTS_REGION=us-east-1",
+		"TOOLWARDEN_ARTIFACTS_ACCESS_KEY="+m.AccessKey, "TOOLWARDEN_ARTIFACTS_SECRET_KEY="+m.SecretKey)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--allow", "*_artifact*",
+		"--approval", "store_artifact=allow")
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+	task := uuid.NewString()
+	store := func(name, content string) *mcp.CallToolResult {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "store_artifact"
+		req.Params.Arguments = map[string]any{"task_id": task, "name": name, "content": content, "encoding": "text"}
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		return res
+	}
+	listed := func() string {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "list_artifacts"
+		req.Params.Arguments = map[string]any{"task_id": task}
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%+v", res.Content)
+		return res.Content[0].(mcp.TextContent).Text
+	}
+	require.False(t, store("before.txt", "stored before the crash\n").IsError)
+
+	// Kill the store while big uploads are in flight.
+	big := strings.Repeat("0123456789abcdef", 512<<10/16)
+	results := make(chan *mcp.CallToolResult, 4)
+	for i := range 4 {
+		go func() { results <- store("big"+string(rune('a'+i))+".txt", big) }()
+	}
+	time.Sleep(30 * time.Millisecond)
+	m.Kill()
+	for range 4 {
+		res := <-results
+		if res.IsError {
+			require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"code":"backend.unavailable"`)
+		}
+	}
+	res := store("during.txt", "x")
+	require.True(t, res.IsError, "the store is down")
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"code":"backend.unavailable"`)
+
+	m.Start(t)
+	require.Eventually(t, func() bool { return !store("after.txt", "stored after the restart\n").IsError },
+		30*time.Second, 200*time.Millisecond, "the same server stores again once MinIO is back")
+	list := listed()
+	require.Contains(t, list, "before.txt")
+	require.Contains(t, list, "after.txt")
+	require.NotContains(t, list, "during.txt")
+	// An upload cut by the crash is absent or whole, never partial.
+	var got struct {
+		Artifacts []struct {
+			Name string
+			Size int
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(list), &got))
+	for _, a := range got.Artifacts {
+		if strings.HasPrefix(a.Name, "big") {
+			require.Equal(t, len(big), a.Size, "%s is whole", a.Name)
+		}
+	}
 }

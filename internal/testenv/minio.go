@@ -94,6 +94,16 @@ func (m *MinIO) Stop() {
 	m.cmd = nil
 }
 
+// Kill kills the server with SIGKILL, as a crash would, and waits for it.
+func (m *MinIO) Kill() {
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Kill()
+	<-m.done
+	m.cmd = nil
+}
+
 // Client is a minio-go client of the server with its root credentials.
 func (m *MinIO) Client(t testing.TB) *minio.Client {
 	c, err := minio.New(m.Endpoint, &minio.Options{Creds: credentials.NewStaticV4(m.AccessKey, m.SecretKey, ""), Region: "us-east-1"})
