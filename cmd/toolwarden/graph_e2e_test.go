@@ -122,3 +122,58 @@ func TestGraphExampleConfig(t *testing.T) {
 	require.Contains(t, string(out), `policy.allow adds "create_task"`)
 	require.Contains(t, string(out), "graph.uri connects the graph toolset to neo4j://localhost:7687")
 }
+
+// TestGraphBinarySurvivesNeo4jCrash kills (SIGKILL) a Neo4j of the test's
+// own under the running binary, once with a call in flight: calls fail
+// with backend.unavailable without connection details, a write cut by the
+// crash leaves nothing behind, and calls succeed again once Neo4j is back,
+// without restarting toolwarden.
+func TestGraphBinarySurvivesNeo4jCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Neo4j of its own, twice (about two minutes)")
+	}
+	n := testenv.StartNeo4j(t)
+	ws, env := workspace(t)
+	env = append(env, "TOOLWARDEN_GRAPH_URI="+n.URI, "TOOLWARDEN_GRAPH_USERNAME=neo4j",
+		"TOOLWARDEN_GRAPH_PASSWORD_ENV=TW_CRASH_PASSWORD", "TW_CRASH_PASSWORD="+n.Password)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws,
+		"--allow", "create_mission", "--allow", "create_task", "--allow", "get_task", "--allow", "update_task_status",
+		"--approval", "*=allow")
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+
+	m := callJSON(t, c, "create_mission", map[string]any{"name": "crash", "description": ""})
+	task := callJSON(t, c, "create_task", map[string]any{"parent_id": m["mission_id"], "description": "survives"})
+	get := map[string]any{"task_id": task["task_id"]}
+	callErr := func(tool string, args map[string]any) string {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = tool, args
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		require.True(t, res.IsError, "%+v", res.Content)
+		return res.Content[0].(mcp.TextContent).Text
+	}
+
+	inFlight := make(chan error, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "update_task_status"
+		req.Params.Arguments = map[string]any{"task_id": task["task_id"], "status": "Failed"}
+		_, err := c.CallTool(ctxT(t), req)
+		inFlight <- err
+	}()
+	n.Kill(t)
+	require.NoError(t, <-inFlight, "the in-flight call ends with a result, not a hang")
+	text := callErr("get_task", get)
+	require.Contains(t, text, `"code":"backend.unavailable"`)
+	require.NotContains(t, text, "127.0.0.1", "no connection details for the model")
+	require.Contains(t, callErr("update_task_status", map[string]any{"task_id": task["task_id"], "status": "Completed"}),
+		`"code":"backend.unavailable"`)
+
+	n.Start(t)
+	info := callJSON(t, c, "get_task", get)
+	require.Equal(t, "survives", info["description"], "the data and the connection are back")
+	require.Contains(t, []any{"Pending", "Failed"}, info["status"], "the cut write landed whole or not at all")
+	callJSON(t, c, "update_task_status", map[string]any{"task_id": task["task_id"], "status": "InProgress"})
+}
