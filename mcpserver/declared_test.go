@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -207,12 +206,10 @@ func TestDeclaredHiddenUntilAllowed(t *testing.T) {
 	require.Equal(t, toolerr.DeniedNotAllowed, errorOf(t, callTool(t, c, "web_search", nil)).Code)
 }
 
-// TestReservedNamesCoverBuiltins: a declared tool may not take a built-in
-// name, so configs' list must name every built-in tool.
-func TestReservedNamesCoverBuiltins(t *testing.T) {
-	f := newFixture(t)
-	withExec(t, f)
-	for _, tool := range f.server(t).Tools {
-		require.True(t, slices.Contains(declared.ReservedToolNames, tool.Tool.Name), "add %q to declared.ReservedToolNames", tool.Tool.Name)
-	}
+// TestReservedNamesAreTheCatalog: a declared tool may not take a built-in
+// name, so tools/declared's list must name every catalog tool, and nothing else.
+func TestReservedNamesAreTheCatalog(t *testing.T) {
+	names := toolNames(mcpTools(catalog(t)))
+	require.ElementsMatch(t, names, declared.ReservedToolNames,
+		"declared.ReservedToolNames must be the catalog's names:\n%#v", names)
 }
