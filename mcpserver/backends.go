@@ -60,6 +60,8 @@ func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
 	}
 }
 
+//go:generate env UPDATE_TOOLSNAPS=true go test -count=1 -run ^(TestToolSnapshots|TestToolsDoc|TestReservedNamesAreTheCatalog)$ .
+
 // Catalog is every built-in tool of cfg, with its definition, schemas,
 // annotations, guard metadata and preview, whichever backends this machine
 // could open. The handlers are not bound: the catalog is for listing and

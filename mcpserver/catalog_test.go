@@ -2,12 +2,22 @@ package mcpserver_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"go/format"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/toolsnaps"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
 // TestOfferedToolsAreTheCatalogs: what a server offers is the catalog's
@@ -58,6 +68,65 @@ func TestUnavailableToolsetIsHidden(t *testing.T) {
 	req.Params.Name = "list_missions"
 	_, err = c.CallTool(ctxT(t), req)
 	require.ErrorContains(t, err, "list_missions")
+}
+
+// reservedNamesFile holds declared.ReservedToolNames, which `go generate
+// ./mcpserver` rewrites from the catalog.
+var reservedNamesFile = filepath.Join(pkgDir, "..", "tools", "declared", "check.go")
+
+// TestReservedNamesAreTheCatalog: a declared tool may not take a built-in
+// name, so tools/declared's list must name every catalog tool, and
+// nothing else.
+// With UPDATE_TOOLSNAPS=true a list that differs is rewritten; the next run
+// checks it.
+func TestReservedNamesAreTheCatalog(t *testing.T) {
+	cat := catalog(t)
+	names := toolNames(mcpTools(cat))
+	if toolsnaps.Updating() && !sameNames(names, declared.ReservedToolNames) {
+		require.NoError(t, rewriteReservedNames(reservedNamesFile, cat))
+		return
+	}
+	require.ElementsMatch(t, names, declared.ReservedToolNames,
+		"declared.ReservedToolNames must be the catalog's names: run go generate ./mcpserver")
+}
+
+func sameNames(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// reservedList matches the literal of ReservedToolNames.
+var reservedList = regexp.MustCompile(`(?s)var ReservedToolNames = \[\]string\{\n.*?\n\}\n`)
+
+// rewriteReservedNames replaces the literal of ReservedToolNames in file
+// with the names of cat, one line per toolset.
+func rewriteReservedNames(file string, cat []tools.Tool) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var lit strings.Builder
+	lit.WriteString("var ReservedToolNames = []string{\n")
+	line := 0
+	for i, tl := range cat {
+		if i > 0 && (cat[i-1].Meta.Toolset != tl.Meta.Toolset || line > 90) {
+			lit.WriteString("\n")
+			line = 0
+		}
+		n, _ := fmt.Fprintf(&lit, "%q, ", tl.Tool.Name)
+		line += n
+	}
+	lit.WriteString("\n}\n")
+	if !reservedList.Match(src) {
+		return fmt.Errorf("%s has no ReservedToolNames literal", file)
+	}
+	out, err := format.Source(reservedList.ReplaceAll(src, []byte(lit.String())))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, out, 0o644)
 }
 
 func jsonOf(t *testing.T, v any) string {

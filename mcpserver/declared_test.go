@@ -19,7 +19,6 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/tools/declared"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
@@ -204,12 +203,4 @@ func TestDeclaredHiddenUntilAllowed(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, toolNames(list.Tools), "web_search")
 	require.Equal(t, toolerr.DeniedNotAllowed, errorOf(t, callTool(t, c, "web_search", nil)).Code)
-}
-
-// TestReservedNamesAreTheCatalog: a declared tool may not take a built-in
-// name, so tools/declared's list must name every catalog tool, and nothing else.
-func TestReservedNamesAreTheCatalog(t *testing.T) {
-	names := toolNames(mcpTools(catalog(t)))
-	require.ElementsMatch(t, names, declared.ReservedToolNames,
-		"declared.ReservedToolNames must be the catalog's names:\n%#v", names)
 }
