@@ -56,6 +56,24 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 	return out, closer, nil
 }
 
+// declaredToolset makes a toolset of the operator's declared tools, which
+// are not built in: they are defined only when open builds them, so the
+// catalog holds none of them.
+func declaredToolset(name string, open func(context.Context, backendEnv) ([]tools.Tool, io.Closer, error)) toolset {
+	set := &declaredSet{}
+	return toolset{name: name, set: set, open: func(ctx context.Context, env backendEnv) (io.Closer, error) {
+		ts, c, err := open(ctx, env)
+		set.tools = ts
+		return c, err
+	}}
+}
+
+// declaredSet holds the declared tools open built.
+type declaredSet struct{ tools []tools.Tool }
+
+// Tools returns the declared tools, none before open.
+func (s *declaredSet) Tools() []tools.Tool { return s.tools }
+
 func declaredOf(cfg configs.Config, typ string) []configs.DeclaredTool {
 	var out []configs.DeclaredTool
 	for _, t := range cfg.Tools {

@@ -11,27 +11,27 @@ import (
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/exec"
 )
 
-// openExec finds a working sandbox backend and returns the exec tools. It
-// starts preparing the shared GOCACHE in the background when it is
-// missing; go scripts compile without it until it is ready.
-func openExec(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
+// openExec finds a working sandbox backend and binds it to the exec tools.
+// It starts preparing the shared GOCACHE in the background when it is
+// missing; go runs wait for it.
+func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, error) {
 	cfg := env.Config.Exec
 	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
-		return nil, nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
+		return nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
 	}
 	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
 		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, closer := goToolchain(cfg, env)
-	return exec.New(runner, cfg, env.Config.Workspace, tc).Tools(), closer, nil
+	set.Bind(runner, tc)
+	return closer, nil
 }
 
 // goToolchain finds Go for go scripts and starts preparing its cache in

@@ -8,16 +8,24 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/artifacts"
+	"github.com/toolwarden/toolwarden/tools/exec"
 	"github.com/toolwarden/toolwarden/tools/fs"
+	"github.com/toolwarden/toolwarden/tools/graph"
 )
 
-// A backend contributes one toolset. open returns the toolset's tools and
-// what to close when the server stops; an error means the toolset is
-// unavailable: its tools are not registered, the server still starts, and
-// `toolwarden config check` prints the reason.
-type backend struct {
+// A toolset is one domain's tools, defined from the config alone, and how
+// its backend is opened and bound to them afterwards.
+type toolset struct {
 	name string
-	open func(ctx context.Context, env backendEnv) ([]tools.Tool, io.Closer, error)
+	// set defines the tools. Before open, its Tools are the catalog's;
+	// after a successful open, they are the ones offered.
+	set interface{ Tools() []tools.Tool }
+	// open opens the backend and binds it to set; it returns what to close
+	// when the server stops. An error means the toolset is unavailable:
+	// its tools are neither listed nor callable, the server still starts,
+	// and `toolwarden config check` prints the reason.
+	open func(ctx context.Context, env backendEnv) (io.Closer, error)
 }
 
 // backendEnv is what a backend is opened with.
@@ -33,39 +41,59 @@ type Unavailable struct {
 	Reason  string `yaml:"reason" json:"reason"`
 }
 
-// backends lists every toolset, in the order their tools are listed.
-var backends = []backend{
-	{name: "fs", open: openFS},
-	{name: "exec", open: openExec},
-	{name: "artifacts", open: openArtifacts},
-	{name: "graph", open: openGraph},
-	{name: "declared_http", open: openDeclaredHTTP},
-	{name: "declared_cli", open: openDeclaredCLI},
+// toolsets is the catalog: every toolset of cfg, in the order their tools
+// are listed. Defining them opens, probes and looks up nothing, so the
+// same config gives the same catalog on every machine. A built-in tool is
+// added to its domain's Set.Tools; a new domain is one line here.
+func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
+	f := fs.New(nil, cfg.FS)
+	x := exec.New(cfg.Exec, cfg.Workspace)
+	a := artifacts.New(cfg.Artifacts, log)
+	g := graph.New(nil, cfg.Graph.MaxListResults)
+	return []toolset{
+		{name: "fs", set: f, open: func(_ context.Context, env backendEnv) (io.Closer, error) { f.Bind(env.Workspace); return nil, nil }},
+		{name: "exec", set: x, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openExec(ctx, env, x) }},
+		{name: "artifacts", set: a, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openArtifacts(ctx, env, a) }},
+		{name: "graph", set: g, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openGraph(ctx, env, g) }},
+		declaredToolset("declared_http", openDeclaredHTTP),
+		declaredToolset("declared_cli", openDeclaredCLI),
+	}
 }
 
-func openFS(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
-	return fs.New(env.Workspace, env.Config.FS).Tools(), nil, nil
+//go:generate env UPDATE_TOOLSNAPS=true go test -count=1 -run ^(TestToolSnapshots|TestToolsDoc|TestReservedNamesAreTheCatalog)$ .
+
+// Catalog is every built-in tool of cfg, with its definition, schemas,
+// annotations, guard metadata and preview, whichever backends this machine
+// could open. The handlers are not bound: the catalog is for listing and
+// checking the tools, never for calling them. The operator's declared tools
+// are not built in and not in it.
+func Catalog(cfg configs.Config) []tools.Tool {
+	var all []tools.Tool
+	for _, ts := range toolsets(cfg, slog.New(slog.DiscardHandler)) {
+		all = append(all, ts.set.Tools()...)
+	}
+	return all
 }
 
-// openBackends opens every backend; the ones that fail are reported, not
-// fatal.
-func openBackends(ctx context.Context, env backendEnv) ([]tools.Tool, []io.Closer, []Unavailable) {
+// openBackends opens every toolset's backend and returns the tools of the
+// ones that opened; the ones that fail are reported, not fatal.
+func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.Tool, []io.Closer, []Unavailable) {
 	var (
 		all     []tools.Tool
 		closers []io.Closer
 		missing []Unavailable
 	)
-	for _, b := range backends {
-		ts, c, err := b.open(ctx, env)
+	for _, ts := range sets {
+		c, err := ts.open(ctx, env)
 		if err != nil {
-			env.Log.Warn("toolset unavailable", "toolset", b.name, "reason", err.Error())
-			missing = append(missing, Unavailable{Toolset: b.name, Reason: err.Error()})
+			env.Log.Warn("toolset unavailable", "toolset", ts.name, "reason", err.Error())
+			missing = append(missing, Unavailable{Toolset: ts.name, Reason: err.Error()})
 			continue
 		}
 		if c != nil {
 			closers = append(closers, c)
 		}
-		all = append(all, ts...)
+		all = append(all, ts.set.Tools()...)
 	}
 	return all, closers, missing
 }

@@ -46,7 +46,7 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b := &Built{Workspace: ws}
-	b.Tools, b.closers, b.Unavailable = openBackends(ctx, backendEnv{Config: cfg, Workspace: ws, Log: log})
+	b.Tools, b.closers, b.Unavailable = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log})
 	g, err := NewGuard(cfg, b.Tools, audit)
 	if err != nil {
 		b.Close()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/tools/declared"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
@@ -205,14 +203,4 @@ func TestDeclaredHiddenUntilAllowed(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, toolNames(list.Tools), "web_search")
 	require.Equal(t, toolerr.DeniedNotAllowed, errorOf(t, callTool(t, c, "web_search", nil)).Code)
-}
-
-// TestReservedNamesCoverBuiltins: a declared tool may not take a built-in
-// name, so configs' list must name every built-in tool.
-func TestReservedNamesCoverBuiltins(t *testing.T) {
-	f := newFixture(t)
-	withExec(t, f)
-	for _, tool := range f.server(t).Tools {
-		require.True(t, slices.Contains(declared.ReservedToolNames, tool.Tool.Name), "add %q to declared.ReservedToolNames", tool.Tool.Name)
-	}
 }

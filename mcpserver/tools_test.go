@@ -9,25 +9,36 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/toolsnaps"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // pkgDir is the package directory, where the snapshots live; newFixture
 // changes the working directory.
 var pkgDir = func() string { wd, _ := os.Getwd(); return wd }()
 
-func TestToolSnapshots(t *testing.T) {
+// catalog is every built-in tool under the fixture's config with the exec
+// tools enabled: the same on every machine, whatever opens.
+func catalog(t testing.TB) []tools.Tool {
+	t.Helper()
 	f := newFixture(t)
 	withExec(t, f)
-	b := f.server(t)
+	cat := mcpserver.Catalog(f.cfg)
+	t.Logf("the catalog holds %d tools", len(cat))
+	return cat
+}
+
+// TestToolSnapshots snapshots every catalog tool, and fails on a snapshot
+// no catalog tool has.
+func TestToolSnapshots(t *testing.T) {
+	cat := catalog(t)
 	t.Chdir(pkgDir)
-	if os.Getenv("TOOLWARDEN_ARTIFACTS_ENDPOINT") != "" {
-		require.Subset(t, toolNames(mcpTools(b.Tools)), artifactTools, "artifacts are configured: their tools are snapshotted too (unavailable: %v)", b.Unavailable)
-	}
-	for _, tool := range b.Tools {
+	for _, tool := range cat {
 		t.Run(tool.Tool.Name, func(t *testing.T) {
 			require.NoError(t, toolsnaps.Test(tool.Tool))
 		})
 	}
+	require.NoError(t, toolsnaps.Orphans(toolNames(mcpTools(cat))))
 }
 
 var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
@@ -35,9 +46,7 @@ var snakeName = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
 // TestToolInvariants checks what every tool must have, across all tools.
 func TestToolInvariants(t *testing.T) {
 	seen := map[string]bool{}
-	f := newFixture(t)
-	withExec(t, f)
-	for _, tool := range f.server(t).Tools {
+	for _, tool := range catalog(t) {
 		tl := tool.Tool
 		t.Run(tl.Name, func(t *testing.T) {
 			require.False(t, seen[tl.Name], "duplicate tool name")

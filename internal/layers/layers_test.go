@@ -42,8 +42,10 @@ var mayImport = map[string][]string{
 	"capability":      nil,
 	"workspacepath":   {"toolerr"},
 	"artifactkey":     {"toolerr"},
-	"internal/*":      nil,
-	"scripts/*/*":     nil,
+	// Renders docs/tools.md from the catalog's tool definitions.
+	"internal/tooldoc": {"tools"},
+	"internal/*":       nil,
+	"scripts/*/*":      nil,
 	// Prepares go scripts' GOCACHE where the server would (sandbox-setup).
 	"scripts/gocache": {"configs", "mcpserver", "tools/exec"},
 	"scripts/*":       nil,

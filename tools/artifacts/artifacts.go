@@ -40,20 +40,38 @@ type Store struct {
 // configuration's: the store may come back.
 var ErrUnreachable = errors.New("artifact store unreachable")
 
-// Open makes a client for the store cfg names, with the credentials read
-// from the environment variables cfg names. It sends no request; see Probe.
+// New returns the artifact toolset for cfg without a client: its tools are
+// defined (the catalog lists them without reaching the store), and Connect
+// binds them to the store before any call.
+func New(cfg Limits, log *slog.Logger) *Store {
+	return &Store{bucket: cfg.Bucket, limits: cfg, log: log}
+}
+
+// Open is New then Connect: a store with its client, ready to Probe.
 func Open(cfg Limits, log *slog.Logger) (*Store, error) {
+	s := New(cfg, log)
+	if err := s.Connect(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Connect makes a client for the store the config names, with the
+// credentials read from the environment variables it names. It sends no
+// request; see Probe. It is called once, before the server serves.
+func (s *Store) Connect() error {
+	cfg := s.limits
 	if !cfg.Configured() {
-		return nil, errors.New("not configured: set artifacts.endpoint (or TOOLWARDEN_ARTIFACTS_ENDPOINT)")
+		return errors.New("not configured: set artifacts.endpoint (or TOOLWARDEN_ARTIFACTS_ENDPOINT)")
 	}
 	access, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
 	if access == "" || secret == "" {
-		return nil, fmt.Errorf("no credentials: set the environment variables %s and %s (named by artifacts.access_key_env and artifacts.secret_key_env)",
+		return fmt.Errorf("no credentials: set the environment variables %s and %s (named by artifacts.access_key_env and artifacts.secret_key_env)",
 			cfg.AccessKeyEnv, cfg.SecretKeyEnv)
 	}
 	tr, err := minio.DefaultTransport(cfg.UseTLS)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.Proxy = nil // the store is named explicitly; an ambient proxy setting must not reroute it
@@ -67,9 +85,10 @@ func Open(cfg Limits, log *slog.Logger) (*Store, error) {
 		MaxRetries: 2,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("artifacts.endpoint %q: %w", cfg.Endpoint, err)
+		return fmt.Errorf("artifacts.endpoint %q: %w", cfg.Endpoint, err)
 	}
-	return &Store{client: client, tr: tr, bucket: cfg.Bucket, limits: cfg, log: log}, nil
+	s.client, s.tr = client, tr
+	return nil
 }
 
 // Probe checks that the bucket exists and the credentials open it. A store
@@ -94,7 +113,9 @@ func (s *Store) Probe(ctx context.Context) error {
 
 // Close releases idle connections.
 func (s *Store) Close() error {
-	s.tr.CloseIdleConnections()
+	if s.tr != nil {
+		s.tr.CloseIdleConnections()
+	}
 	return nil
 }
 

@@ -17,7 +17,8 @@ import (
 
 // ReservedToolNames are the built-in tools' names; a declared tool may not
 // take one (it would shadow the built-in, and inherit its allow rule).
-// mcpserver's tests check that every built-in tool is listed.
+// `go generate ./mcpserver` rewrites it from mcpserver.Catalog, and
+// mcpserver's tests check it holds exactly the catalog's names.
 var ReservedToolNames = []string{
 	"read_file", "read_multiple_files", "write_file", "edit_file", "list_directory", "directory_tree",
 	"search_files", "grep_files", "file_info", "create_directory", "move_file", "delete_file",

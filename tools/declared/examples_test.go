@@ -32,9 +32,12 @@ func exampleTools(t *testing.T) []tools.Tool {
 // TestExampleToolSnapshots snapshots what the model sees of the shipped
 // examples, as the built-in tools are snapshotted.
 func TestExampleToolSnapshots(t *testing.T) {
+	var names []string
 	for _, tool := range exampleTools(t) {
 		require.NoError(t, toolsnaps.Test(tool.Tool), tool.Tool.Name)
+		names = append(names, tool.Tool.Name)
 	}
+	require.NoError(t, toolsnaps.Orphans(names))
 }
 
 // TestExampleToolInvariants: declared tools meet the rules every built-in

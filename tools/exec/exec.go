@@ -19,20 +19,34 @@ type Set struct {
 	runner    sandbox.Runner
 	cfg       configs.Exec
 	workspace string
-	// interpreters maps each enabled interpreter to how it runs.
+	// interpreters maps each interpreter this machine can run to how it
+	// runs; Bind fills it.
 	interpreters map[string]interpreter
+	bound        bool
 }
 
-// New returns the exec tools running in runner over the workspace
-// directory ws; env says where the Go toolchain and its prepared cache are.
-func New(runner sandbox.Runner, cfg configs.Exec, ws string, env Toolchain) *Set {
-	return &Set{runner: runner, cfg: cfg, workspace: ws, interpreters: interpreters(cfg.Interpreters, env)}
+// New returns the exec tools of cfg over the workspace directory ws,
+// defined from the config alone: run_script offers every enabled
+// interpreter, whatever this machine has. Bind attaches the sandbox before
+// any call.
+func New(cfg configs.Exec, ws string) *Set {
+	return &Set{cfg: cfg, workspace: ws}
 }
 
-// Tools returns run_script, and run_command when commands are configured.
+// Bind attaches the sandbox runner and the Go toolchain (env) and looks up
+// which enabled interpreters this machine can run: once bound, run_script
+// offers only those. It is called once, before the server serves, and
+// returns s.
+func (s *Set) Bind(runner sandbox.Runner, env Toolchain) *Set {
+	s.runner, s.interpreters, s.bound = runner, interpreters(s.cfg.Interpreters, env), true
+	return s
+}
+
+// Tools returns run_script when an interpreter is offered, and run_command
+// when commands are configured.
 func (s *Set) Tools() []tools.Tool {
 	out := []tools.Tool{}
-	if len(s.interpreters) > 0 {
+	if len(s.interpreterNames()) > 0 {
 		out = append(out, s.runScript())
 	}
 	if len(s.cfg.Commands) > 0 {

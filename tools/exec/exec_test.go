@@ -35,7 +35,7 @@ func testConfig(t *testing.T) configs.Exec {
 
 func TestRunScriptRefusesBeforeRunning(t *testing.T) {
 	f := &fakeRunner{}
-	s := New(f, testConfig(t), "/ws", Toolchain{})
+	s := New(testConfig(t), "/ws").Bind(f, Toolchain{})
 	cases := []struct {
 		name string
 		in   RunScriptIn
@@ -65,7 +65,7 @@ func TestRunScriptRefusesBeforeRunning(t *testing.T) {
 }
 
 func TestRunScriptRequest(t *testing.T) {
-	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	s := New(testConfig(t), "/ws").Bind(&fakeRunner{}, Toolchain{})
 	req, err := s.scriptRequest(RunScriptIn{Interpreter: "python", Script: "print(1)", Args: []string{"$(id)", "; ls", "--x"}, Stdin: "in", TimeoutSeconds: 5})
 	require.NoError(t, err)
 	require.Equal(t, []string{"/usr/bin/python3", "-I", "-B", "/run/toolwarden/script.py", "$(id)", "; ls", "--x"}, req.Argv,
@@ -79,7 +79,7 @@ func TestRunScriptRequest(t *testing.T) {
 }
 
 func TestRunCommandRefusesFlagsAndExtraArgs(t *testing.T) {
-	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	s := New(testConfig(t), "/ws").Bind(&fakeRunner{}, Toolchain{})
 	git := s.cfg.Commands[0]
 	cases := []struct {
 		name string
@@ -108,7 +108,7 @@ func TestRunCommandRefusesFlagsAndExtraArgs(t *testing.T) {
 }
 
 func TestSchemasCarryTheAllowlists(t *testing.T) {
-	s := New(&fakeRunner{}, testConfig(t), "/ws", Toolchain{})
+	s := New(testConfig(t), "/ws").Bind(&fakeRunner{}, Toolchain{})
 	for _, tool := range s.Tools() {
 		var schema struct {
 			Properties map[string]struct {

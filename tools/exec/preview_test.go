@@ -23,7 +23,7 @@ func preview(t *testing.T, s *Set, tool string, args any) (string, error) {
 
 func TestPreviewShowsWhatRuns(t *testing.T) {
 	f := &fakeRunner{}
-	s := New(f, testConfig(t), "/ws", Toolchain{})
+	s := New(testConfig(t), "/ws").Bind(f, Toolchain{})
 	got, err := preview(t, s, "run_script", RunScriptIn{Interpreter: "python", Script: "import os\nprint(os.listdir('.'))",
 		Args: []string{"a b", "$(id)"}, Stdin: "input", TimeoutSeconds: 5})
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
@@ -66,10 +67,20 @@ func (s *Set) runScript() tools.Tool {
 	return tools.WithPreview(tools.WithEnum(t, "interpreter", s.interpreterNames()), tools.PreviewOf(s.previewScript))
 }
 
+// interpreterNames are the interpreters run_script offers: the enabled
+// ones until Bind, then those of them this machine can run.
 func (s *Set) interpreterNames() []string {
-	names := make([]string, 0, len(s.interpreters))
-	for n := range s.interpreters {
-		names = append(names, n)
+	var names []string
+	if s.bound {
+		for n := range s.interpreters {
+			names = append(names, n)
+		}
+	} else {
+		for _, n := range s.cfg.Interpreters {
+			if slices.Contains(configs.Interpreters, n) && !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
 	}
 	sort.Strings(names)
 	return names

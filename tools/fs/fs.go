@@ -20,10 +20,16 @@ type Set struct {
 	limits Limits
 }
 
-// New returns the file toolset for ws.
+// New returns the file toolset for ws. With a nil ws the tools are only
+// defined (the catalog lists them without opening anything); Bind attaches
+// the workspace before any call.
 func New(ws *sandbox.Workspace, limits Limits) *Set {
 	return &Set{ws: ws, limits: limits}
 }
+
+// Bind attaches the workspace the tools' handlers and previews act on. It
+// is called once, before the server serves.
+func (s *Set) Bind(ws *sandbox.Workspace) { s.ws = ws }
 
 // Tools returns every file tool, read-only ones first.
 func (s *Set) Tools() []tools.Tool {

@@ -29,9 +29,15 @@ type Set struct {
 }
 
 // New returns the graph toolset; limit caps every list a tool returns.
+// With a nil db the tools are only defined (the catalog lists them without
+// connecting); Bind attaches the database before any call.
 func New(db Runner, limit int) *Set {
 	return &Set{db: db, limit: limit}
 }
+
+// Bind attaches the database the tools' handlers query. It is called once,
+// before the server serves.
+func (s *Set) Bind(db Runner) { s.db = db }
 
 // Tools returns every graph tool, read-only ones first.
 func (s *Set) Tools() []tools.Tool {
