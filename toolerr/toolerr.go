@@ -36,6 +36,9 @@ const (
 	RateLimited          Code = "limit.rate"
 	BudgetExceeded       Code = "limit.budget"
 	Canceled             Code = "canceled"
+	// Abandoned: too many of the identity's calls outlived their deadline
+	// and still run (limits.max_abandoned).
+	Abandoned Code = "limit.abandoned"
 	// Sandboxed execution.
 	InvalidInterpreter Code = "invalid_argument.interpreter"
 	FlagNotAllowed     Code = "invalid_argument.flag_not_allowed"
