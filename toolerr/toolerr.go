@@ -8,6 +8,7 @@
 package toolerr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,12 +118,19 @@ func (e *Error) JSON() string {
 	return string(b)
 }
 
-// As extracts an *Error from err. Errors that are not coded become Internal,
-// with a generic message so that no internal detail leaks to the model.
+// As extracts an *Error from err. A context's error is the timeout or
+// cancellation it reports: a handler that gave up because its call ended
+// is not at fault. Other errors that are not coded become Internal, with a
+// generic message so that no internal detail leaks to the model.
 func As(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
 		return e
+	case errors.Is(err, context.DeadlineExceeded):
+		return Wrap(err, Timeout, "", "the call's deadline passed before the tool finished")
+	case errors.Is(err, context.Canceled):
+		return Wrap(err, Canceled, "", "the call was cancelled before the tool finished")
 	}
 	return Wrap(err, Internal, "This is a server fault; retrying will not help. Report it to the operator.", "the tool failed unexpectedly")
 }
