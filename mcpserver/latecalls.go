@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,7 @@ func (l *lateCalls) settle(t *guard.Ticket, key string, done <-chan handlerRetur
 	l.mu.Unlock()
 	go l.await(t, key, done)
 	return t.Abandon(toolerr.New(stop.Code,
-		"The call may still complete: check what it did (e.g. read the file) before retrying. "+stop.Hint,
+		strings.TrimSpace("The call may still complete: check what it did (e.g. read the file) before retrying. "+stop.Hint),
 		"%s; it was still running %s later and was left running: it may yet complete, and its end will be audited", stop.Message, l.grace).WithRule(stop.Rule))
 }
 
