@@ -54,6 +54,13 @@ type Limits struct {
 	MaxOutputBytesPerSession int64         `mapstructure:"max_output_bytes_per_session" yaml:"max_output_bytes_per_session"`
 	MaxOutputBytesPerCall    int           `mapstructure:"max_output_bytes_per_call" yaml:"max_output_bytes_per_call"`
 	CallTimeout              time.Duration `mapstructure:"call_timeout" yaml:"call_timeout"`
+	// TimeoutGrace is how long a call past its deadline is still waited
+	// for, so that its audit line says how it truly ended (completed_late)
+	// or that it was left running (abandoned).
+	TimeoutGrace time.Duration `mapstructure:"timeout_grace" yaml:"timeout_grace"`
+	// MaxAbandoned is how many abandoned calls of one identity may still
+	// run before its new calls are denied (limit.abandoned).
+	MaxAbandoned int `mapstructure:"max_abandoned" yaml:"max_abandoned"`
 
 	// Optional bounds per identity (0 is off), and per tool by name glob.
 	RatePerMinute        float64               `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`

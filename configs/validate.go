@@ -40,6 +40,10 @@ func (l *Loaded) validate() error {
 	positive(add, "limits.max_output_bytes_per_session", c.Limits.MaxOutputBytesPerSession)
 	positive(add, "limits.max_output_bytes_per_call", int64(c.Limits.MaxOutputBytesPerCall))
 	durationIn(add, "limits.call_timeout", c.Limits.CallTimeout, time.Hour)
+	if g := c.Limits.TimeoutGrace; g < 0 || g > time.Minute {
+		add("limits.timeout_grace", "must be between 0 and %s, got %s", time.Minute, g)
+	}
+	positive(add, "limits.max_abandoned", int64(c.Limits.MaxAbandoned))
 	c.Limits.validatePolicy(add)
 	c.Capabilities.validate(add)
 	c.FS.validate(add)

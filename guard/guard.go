@@ -164,6 +164,12 @@ func (g *Guard) Refuse(call Call, e *toolerr.Error) *toolerr.Error {
 // audit line with the number of redactions. The returned result is what
 // the model receives.
 func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult {
+	return t.finish(res, err, "")
+}
+
+// finish is Finish, with the audit outcome set to as when it is not empty
+// (the code still says how the call ended).
+func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.CallToolResult {
 	if err != nil {
 		res = toolerr.Result(toolerr.As(err))
 	}
@@ -176,6 +182,9 @@ func (t *Ticket) Finish(res *mcp.CallToolResult, err error) *mcp.CallToolResult 
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
 		outcome, code = OutcomeFailed, string(toolerr.ErrorCode(res))
+	}
+	if as != "" {
+		outcome = as
 	}
 	if aerr := t.g.recordFinished(t, outcome, code, redactions); aerr != nil {
 		return toolerr.Result(toolerr.Wrap(aerr, toolerr.AuditWrite, auditHint,

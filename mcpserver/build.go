@@ -53,6 +53,7 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b.Server = New(g, b.Tools, version, log)
+	b.Server.SetLateCalls(cfg.Limits.TimeoutGrace, cfg.Limits.MaxAbandoned)
 	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {
 		b.Close()
 		return nil, err

@@ -23,6 +23,9 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		if bad != nil {
 			return toolerr.Result(s.guard.Refuse(call, bad)), nil
 		}
+		if e := s.late.admit(call.LimitKey()); e != nil {
+			return toolerr.Result(s.guard.Reject(call, e)), nil
+		}
 		// The retry that brings the human's answer (2026-07-28) was charged
 		// when it asked; only the server's own unused, unexpired state for
 		// this very call spares it a second charge.
@@ -44,8 +47,7 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		// The handler decodes the very bytes the guard validated, and need
 		// not encode the arguments again.
 		req.Params.RawArguments = raw
-		res, err := runWithDeadline(ctx, s.guard, next, req)
-		return ticket.Finish(res, err), nil
+		return s.runWithDeadline(ctx, ticket, call, next, req), nil
 	}
 }
 
@@ -63,39 +65,45 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 	return call, raw, nil
 }
 
-// runWithDeadline runs the handler under the call timeout and returns when
-// the deadline passes even if the handler has not noticed it yet.
-func runWithDeadline(ctx context.Context, g *guard.Guard, next server.ToolHandlerFunc, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	timeout, rule := g.CallTimeoutFor(req.Params.Name)
+// runWithDeadline runs the handler under the call timeout and ends the
+// ticket with its result. Past the deadline the handler is told to stop
+// (its context ends) and lateCalls waits a grace period for it, so that
+// the audit line says what truly happened.
+func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guard.Call, next server.ToolHandlerFunc, req mcp.CallToolRequest) *mcp.CallToolResult {
+	timeout, rule := s.guard.CallTimeoutFor(req.Params.Name)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	type outcome struct {
-		res *mcp.CallToolResult
-		err error
+	done := startHandler(ctx, next, req)
+	select {
+	case r := <-done:
+		return t.Finish(r.res, r.err)
+	case <-ctx.Done():
 	}
-	done := make(chan outcome, 1)
+	stop := toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
+	if ctx.Err() == context.DeadlineExceeded {
+		stop = toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
+			"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
+	}
+	return s.late.settle(t, call.LimitKey(), done, stop)
+}
+
+// startHandler runs the handler on its own goroutine, so that the deadline
+// can end the call, and delivers what it returns.
+func startHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) <-chan handlerReturn {
+	done := make(chan handlerReturn, 1)
 	go func() {
 		// mcp-go's recovery cannot reach this goroutine: a panicking tool
 		// would take the whole server down.
 		defer func() {
 			if r := recover(); r != nil {
-				done <- outcome{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
+				done <- handlerReturn{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
 					"the tool %s failed unexpectedly", req.Params.Name)}
 			}
 		}()
 		res, err := next(ctx, req)
-		done <- outcome{res, err}
+		done <- handlerReturn{res, err}
 	}()
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		if ctx.Err() == context.DeadlineExceeded {
-			return nil, toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
-				"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
-		}
-		return nil, toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
-	}
+	return done
 }
 
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept

@@ -23,13 +23,15 @@ type Server struct {
 	tools []tools.Tool
 	// approval asks the human before calls that need approval.
 	approval *approver
+	// late waits for and bounds calls that outlive their deadline.
+	late *lateCalls
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
 // are registered too, so that a call to one gets a denied.not_allowed result
 // and an audit line, but they are never listed.
 func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger) *Server {
-	s := &Server{guard: g, log: log, tools: toolset}
+	s := &Server{guard: g, log: log, tools: toolset, late: newLateCalls(defaultTimeoutGrace, defaultMaxAbandoned, log)}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.hideDisallowed)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"io/fs"
@@ -23,8 +24,10 @@ func IsTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
 // O_EXCL so that no existing file or link is opened, and is then renamed over
 // the target. A symlink or hard link at the target is replaced, never written
 // through, so it cannot redirect the write outside the workspace; a failed
-// write leaves the old file intact.
-func (w *Workspace) WriteFileAtomic(rel string, data []byte) error {
+// write leaves the old file intact. The rename commits the write: when ctx
+// has ended by then, the temporary file is removed, the target is left as
+// it was and ctx's error is returned, so a stopped call changes nothing.
+func (w *Workspace) WriteFileAtomic(ctx context.Context, rel string, data []byte) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := w.root.Lstat(rel); err == nil {
 		if fi.IsDir() {
@@ -44,6 +47,10 @@ func (w *Workspace) WriteFileAtomic(rel string, data []byte) error {
 	if err := writeAndSync(f, data); err != nil {
 		_ = w.root.Remove(tmp)
 		return mapErr(rel, err)
+	}
+	if err := ctx.Err(); err != nil {
+		_ = w.root.Remove(tmp)
+		return err
 	}
 	if err := w.root.Rename(tmp, rel); err != nil {
 		_ = w.root.Remove(tmp)

@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -23,7 +24,7 @@ func TestWriteFileAtomicFailsMidWrite(t *testing.T) {
 	lowered := old
 	lowered.Cur = 4
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lowered))
-	err := l.ws.WriteFileAtomic(insideTarget, []byte("this is far longer than four bytes"))
+	err := l.ws.WriteFileAtomic(context.Background(), insideTarget, []byte("this is far longer than four bytes"))
 	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old))
 
 	requireCode(t, err, toolerr.Internal)

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -275,7 +276,7 @@ func TestWriteFileAtomicReplacesLinks(t *testing.T) {
 					t.Skipf("cannot create the link here: %v", err)
 				}
 			}
-			require.NoError(t, l.ws.WriteFileAtomic(tt.rel, []byte("pwned\n")))
+			require.NoError(t, l.ws.WriteFileAtomic(context.Background(), tt.rel, []byte("pwned\n")))
 
 			l.requireOutsideIntact(t)
 			fi, err := os.Lstat(filepath.Join(l.dir, tt.rel))
@@ -290,7 +291,7 @@ func TestWriteFileAtomicReplacesLinks(t *testing.T) {
 func TestWriteFileAtomic(t *testing.T) {
 	t.Run("creates", func(t *testing.T) {
 		l := newLayout(t)
-		require.NoError(t, l.ws.WriteFileAtomic("dir/new.txt", []byte("new")))
+		require.NoError(t, l.ws.WriteFileAtomic(context.Background(), "dir/new.txt", []byte("new")))
 		requireContent(t, filepath.Join(l.dir, "dir", "new.txt"), "new")
 		requireNoTemp(t, l.dir)
 	})
@@ -298,7 +299,7 @@ func TestWriteFileAtomic(t *testing.T) {
 		l := newLayout(t)
 		name := filepath.Join(l.dir, insideTarget)
 		require.NoError(t, os.Chmod(name, 0o600))
-		require.NoError(t, l.ws.WriteFileAtomic(insideTarget, []byte("replaced")))
+		require.NoError(t, l.ws.WriteFileAtomic(context.Background(), insideTarget, []byte("replaced")))
 		requireContent(t, name, "replaced")
 		fi, err := os.Stat(name)
 		require.NoError(t, err)
@@ -307,10 +308,25 @@ func TestWriteFileAtomic(t *testing.T) {
 	})
 	t.Run("through a symlink inside replaces the link, not the target", func(t *testing.T) {
 		l := newLayout(t)
-		require.NoError(t, l.ws.WriteFileAtomic("good_link", []byte("new")))
+		require.NoError(t, l.ws.WriteFileAtomic(context.Background(), "good_link", []byte("new")))
 		requireContent(t, filepath.Join(l.dir, insideTarget), insideText)
 		requireContent(t, filepath.Join(l.dir, "good_link"), "new")
 	})
+}
+
+// TestWriteFileAtomicStoppedBeforeCommit: a write whose call has ended by
+// the rename changes nothing and leaves no temporary file.
+func TestWriteFileAtomicStoppedBeforeCommit(t *testing.T) {
+	for _, rel := range []string{"dir/new.txt", insideTarget} {
+		l := newLayout(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		before, _ := os.ReadFile(filepath.Join(l.dir, rel))
+		require.ErrorIs(t, l.ws.WriteFileAtomic(ctx, rel, []byte("late")), context.Canceled)
+		after, _ := os.ReadFile(filepath.Join(l.dir, rel))
+		require.Equal(t, string(before), string(after), "%s is as it was", rel)
+		requireNoTemp(t, l.dir)
+	}
 }
 
 func TestWriteFileAtomicFailures(t *testing.T) {
@@ -343,7 +359,7 @@ func TestWriteFileAtomicFailures(t *testing.T) {
 			if tt.setup != nil {
 				tt.setup(t, l)
 			}
-			err := l.ws.WriteFileAtomic(tt.rel, []byte("clobbered"))
+			err := l.ws.WriteFileAtomic(context.Background(), tt.rel, []byte("clobbered"))
 			requireCode(t, err, tt.code)
 
 			requireNoTemp(t, l.parent)

@@ -8,6 +8,7 @@
 package toolerr
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,9 @@ const (
 	RateLimited          Code = "limit.rate"
 	BudgetExceeded       Code = "limit.budget"
 	Canceled             Code = "canceled"
+	// Abandoned: too many of the identity's calls outlived their deadline
+	// and still run (limits.max_abandoned).
+	Abandoned Code = "limit.abandoned"
 	// Sandboxed execution.
 	InvalidInterpreter Code = "invalid_argument.interpreter"
 	FlagNotAllowed     Code = "invalid_argument.flag_not_allowed"
@@ -121,12 +125,19 @@ func (e *Error) JSON() string {
 	return string(b)
 }
 
-// As extracts an *Error from err. Errors that are not coded become Internal,
-// with a generic message so that no internal detail leaks to the model.
+// As extracts an *Error from err. A context's error is the timeout or
+// cancellation it reports: a handler that gave up because its call ended
+// is not at fault. Other errors that are not coded become Internal, with a
+// generic message so that no internal detail leaks to the model.
 func As(err error) *Error {
 	var e *Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
 		return e
+	case errors.Is(err, context.DeadlineExceeded):
+		return Wrap(err, Timeout, "", "the call's deadline passed before the tool finished")
+	case errors.Is(err, context.Canceled):
+		return Wrap(err, Canceled, "", "the call was cancelled before the tool finished")
 	}
 	return Wrap(err, Internal, "This is a server fault; retrying will not help. Report it to the operator.", "the tool failed unexpectedly")
 }

@@ -53,11 +53,11 @@ func (s *Set) editFile() tools.Tool {
 	return tools.New("edit_file", editFileDesc,
 		tools.Annotations{Title: "Edit file", Destructive: true},
 		reading(writeMeta(false, "path"), "fs:read:{path}"),
-		func(ctx context.Context, in EditIn) (EditOut, error) { return s.edit(in) })
+		func(ctx context.Context, in EditIn) (EditOut, error) { return s.edit(ctx, in) })
 }
 
 // edit reads the file and applies in's edits, writing unless in.DryRun.
-func (s *Set) edit(in EditIn) (EditOut, error) {
+func (s *Set) edit(ctx context.Context, in EditIn) (EditOut, error) {
 	if len(in.Edits) == 0 {
 		return EditOut{}, toolerr.New(toolerr.InvalidArgument, "Give at least one edit.", "edits is empty").WithRule("args.edits")
 	}
@@ -73,10 +73,10 @@ func (s *Set) edit(in EditIn) (EditOut, error) {
 		return EditOut{}, toolerr.New(toolerr.BinaryFile, "Only UTF-8 text files up to fs.max_write_bytes can be edited.",
 			"%q is binary or too large to edit", rel)
 	}
-	return s.applyEdits(rel, string(data), in)
+	return s.applyEdits(ctx, rel, string(data), in)
 }
 
-func (s *Set) applyEdits(rel, old string, in EditIn) (EditOut, error) {
+func (s *Set) applyEdits(ctx context.Context, rel, old string, in EditIn) (EditOut, error) {
 	text, total := old, 0
 	for i, e := range in.Edits {
 		n := strings.Count(text, e.OldText)
@@ -104,8 +104,8 @@ func (s *Set) applyEdits(rel, old string, in EditIn) (EditOut, error) {
 	if in.DryRun {
 		return out, nil
 	}
-	if err := s.ws.WriteFileAtomic(rel, []byte(text)); err != nil {
-		return EditOut{}, err
+	if err := s.ws.WriteFileAtomic(ctx, rel, []byte(text)); err != nil {
+		return EditOut{}, uncommitted(err, rel)
 	}
 	out.Written = true
 	return out, nil

@@ -143,12 +143,18 @@ func names(t *testing.T, dir string) []string {
 // call runs a tool's handler directly, as the MCP server would.
 func (f *fixture) call(name string, args map[string]any) *mcp.CallToolResult {
 	f.t.Helper()
+	return f.callCtx(context.Background(), name, args)
+}
+
+// callCtx is call under ctx.
+func (f *fixture) callCtx(ctx context.Context, name string, args map[string]any) *mcp.CallToolResult {
+	f.t.Helper()
 	tl, ok := f.tools[name]
 	require.True(f.t, ok, "no tool %q", name)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.Arguments = args
-	res, err := tl.Handler(context.Background(), req)
+	res, err := tl.Handler(ctx, req)
 	require.NoError(f.t, err, "handlers report failures in the result, not as a Go error")
 	require.NotNil(f.t, res)
 	return res

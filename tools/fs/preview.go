@@ -65,10 +65,10 @@ func (s *Set) previewWrite(_ context.Context, in WriteFileIn) (string, error) {
 		udiff.Unified("a/"+rel, "b/"+rel, string(old), in.Content)), nil
 }
 
-func (s *Set) previewEdit(_ context.Context, in EditIn) (string, error) {
+func (s *Set) previewEdit(ctx context.Context, in EditIn) (string, error) {
 	dry := in.DryRun
 	in.DryRun = true
-	out, err := s.edit(in)
+	out, err := s.edit(ctx, in)
 	if err != nil {
 		return "", err
 	}

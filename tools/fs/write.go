@@ -50,13 +50,16 @@ func (s *Set) writeFile() tools.Tool {
 				return WriteFileOut{}, err
 			}
 			if in.CreateDirs {
+				if err := live(ctx, rel); err != nil {
+					return WriteFileOut{}, err
+				}
 				if err := s.ws.MkdirAll(path.Dir(rel)); err != nil {
 					return WriteFileOut{}, err
 				}
 			}
 			_, statErr := s.ws.Lstat(rel)
-			if err := s.ws.WriteFileAtomic(rel, []byte(in.Content)); err != nil {
-				return WriteFileOut{}, err
+			if err := s.ws.WriteFileAtomic(ctx, rel, []byte(in.Content)); err != nil {
+				return WriteFileOut{}, uncommitted(err, rel)
 			}
 			return WriteFileOut{Path: rel, BytesWritten: len(in.Content), Created: statErr != nil}, nil
 		})
@@ -114,6 +117,9 @@ func (s *Set) createDirectory() tools.Tool {
 				return CreateDirOut{}, err
 			}
 			_, statErr := s.ws.Lstat(rel)
+			if err := live(ctx, rel); err != nil {
+				return CreateDirOut{}, err
+			}
 			if err := s.ws.MkdirAll(rel); err != nil {
 				if toolerr.CodeOf(err) == toolerr.AlreadyExists {
 					return CreateDirOut{}, toolerr.New(toolerr.NotADirectory, "A file is in the way: choose another name or delete it first.",
@@ -170,6 +176,9 @@ func (s *Set) moveFile() tools.Tool {
 				return MoveOut{}, toolerr.New(toolerr.InvalidArgument, "Name entries inside the workspace.",
 					"the workspace root cannot be moved or replaced")
 			}
+			if err := live(ctx, src); err != nil {
+				return MoveOut{}, err
+			}
 			if err := s.ws.Rename(src, dst); err != nil {
 				return MoveOut{}, err
 			}
@@ -215,6 +224,9 @@ func (s *Set) deleteFile() tools.Tool {
 			if rel == "." {
 				return DeleteOut{}, toolerr.New(toolerr.InvalidArgument, "Name an entry inside the workspace.",
 					"the workspace root cannot be deleted")
+			}
+			if err := live(ctx, rel); err != nil {
+				return DeleteOut{}, err
 			}
 			if err := s.ws.Remove(rel); err != nil {
 				return DeleteOut{}, err
