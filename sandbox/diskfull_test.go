@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestWriteOnFullDisk(t *testing.T) {
 	ws, err := sandbox.Open(dir)
 	require.NoError(t, err)
 	defer ws.Close()
-	err = ws.WriteFileAtomic("f.txt", []byte(strings.Repeat("new\n", 32<<10)))
+	err = ws.WriteFileAtomic(context.Background(), "f.txt", []byte(strings.Repeat("new\n", 32<<10)))
 	e := toolerr.As(err)
 	require.Equal(t, toolerr.IO, e.Code, "%v", err)
 	require.Equal(t, "io.disk_full", e.Rule)
@@ -46,5 +47,5 @@ func TestWriteOnFullDisk(t *testing.T) {
 	}
 
 	require.NoError(t, os.Remove(filler))
-	require.NoError(t, ws.WriteFileAtomic("f.txt", []byte("new\n")), "works again once space is freed")
+	require.NoError(t, ws.WriteFileAtomic(context.Background(), "f.txt", []byte("new\n")), "works again once space is freed")
 }
