@@ -39,7 +39,7 @@ func Need(t testing.TB, names ...string) []string {
 	vals := make([]string, len(names))
 	for i, n := range names {
 		if vals[i] = os.Getenv(n); vals[i] == "" {
-			Missing(t, "%s is not set; run eval \"$(scripts/services env)\" or scripts/test", n)
+			Missing(t, "%s is not set; scripts/test sets it (for a service alone: eval \"$(scripts/services env)\")", n)
 		}
 	}
 	return vals
