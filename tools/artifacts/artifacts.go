@@ -29,11 +29,12 @@ type Limits = configs.Artifacts
 
 // Store is the artifact toolset over one bucket.
 type Store struct {
-	client *minio.Client
-	tr     *http.Transport
-	bucket string
-	limits Limits
-	log    *slog.Logger
+	objects objects       // what the tools use of the bucket
+	client  *minio.Client // Probe's, which needs more than objects
+	tr      *http.Transport
+	bucket  string
+	limits  Limits
+	log     *slog.Logger
 }
 
 // ErrUnreachable wraps a Probe failure that is the network's, not the
@@ -88,6 +89,7 @@ func (s *Store) Connect() error {
 		return fmt.Errorf("artifacts.endpoint %q: %w", cfg.Endpoint, err)
 	}
 	s.client, s.tr = client, tr
+	s.objects = bucketObjects{client: client, bucket: s.bucket}
 	return nil
 }
 

@@ -17,6 +17,22 @@ import (
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
+// forEachStore runs fn as two subtests: "fake", over fakeObjects, always;
+// and "minio", over the store scripts/services runs, which skips without
+// it (and fails under scripts/test, see testenv.Need).
+func forEachStore(t *testing.T, fn func(t *testing.T, s *Store)) {
+	t.Helper()
+	t.Run("fake", func(t *testing.T) { fn(t, fakeStore(t)) })
+	t.Run("minio", func(t *testing.T) { fn(t, sharedStore(t)) })
+}
+
+// fakeStore is a Store over an empty fakeObjects, with the limits
+// toolwarden would load from the environment.
+func fakeStore(t testing.TB) *Store {
+	t.Helper()
+	return &Store{objects: newFakeObjects(), bucket: "fake-bucket", limits: openLimits(t), log: discard}
+}
+
 // sharedStore opens the store scripts/services runs, configured the way
 // toolwarden serve would be from the same environment.
 func sharedStore(t testing.TB) *Store {
@@ -65,9 +81,23 @@ func sha(b []byte) string {
 // requireAbsent checks that no object exists under key.
 func requireAbsent(t *testing.T, s *Store, key string) {
 	t.Helper()
-	_, err := s.client.StatObject(ctxT(t), s.bucket, key, minio.StatObjectOptions{})
+	r, _, err := s.objects.Get(ctxT(t), key)
+	if err == nil {
+		r.Close()
+	}
 	require.Error(t, err)
 	require.Equal(t, "NoSuchKey", minio.ToErrorResponse(err).Code)
+}
+
+// listKeys is every key a listing sends, in the order it sends them.
+func listKeys(t *testing.T, s *Store, opts minio.ListObjectsOptions) []string {
+	t.Helper()
+	var keys []string
+	require.NoError(t, s.objects.List(ctxT(t), opts, func(obj minio.ObjectInfo) bool {
+		keys = append(keys, obj.Key)
+		return true
+	}))
+	return keys
 }
 
 func requireCode(t *testing.T, err error, code toolerr.Code) *toolerr.Error {
@@ -84,9 +114,3 @@ func withCaps(s *Store, store, inline int64) *Store {
 	c.limits.MaxStoreBytes, c.limits.MaxInlineBytes = store, inline
 	return &c
 }
-
-func minioList(prefix string, recursive bool) minio.ListObjectsOptions {
-	return minio.ListObjectsOptions{Prefix: prefix, Recursive: recursive}
-}
-
-func minioPut() minio.PutObjectOptions { return minio.PutObjectOptions{} }

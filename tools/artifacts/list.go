@@ -78,7 +78,7 @@ func (s *Store) list(ctx context.Context, in ListIn) (ListOut, error) {
 		opts.StartAfter = prefix + in.Cursor
 	}
 	out := ListOut{TaskID: id, Artifacts: []ArtifactInfo{}}
-	err = s.walk(ctx, opts, func(obj minio.ObjectInfo) bool {
+	err = s.objects.List(ctx, opts, func(obj minio.ObjectInfo) bool {
 		name := strings.TrimPrefix(obj.Key, prefix)
 		if artifactkey.CheckName(name) != nil {
 			return true // not made by store_artifact: never shown
@@ -106,20 +106,4 @@ func (s *Store) pageSize(n int) (int, error) {
 			"limit %d is not between 1 and %d", n, s.limits.MaxListResults).WithRule("artifacts.limit")
 	}
 	return n, nil
-}
-
-// walk lists objects in key order, calling fn for each until it returns
-// false; it stops the listing early instead of draining every page.
-func (s *Store) walk(ctx context.Context, opts minio.ListObjectsOptions, fn func(minio.ObjectInfo) bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for obj := range s.client.ListObjects(ctx, s.bucket, opts) {
-		if obj.Err != nil {
-			return obj.Err
-		}
-		if !fn(obj) {
-			return nil
-		}
-	}
-	return ctx.Err()
 }

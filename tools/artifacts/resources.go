@@ -74,7 +74,7 @@ func (s *Store) listResources(ctx context.Context, cursor string) ([]mcp.Resourc
 		lastKey string
 		next    string
 	)
-	err := s.walk(ctx, opts, func(obj minio.ObjectInfo) bool {
+	err := s.objects.List(ctx, opts, func(obj minio.ObjectInfo) bool {
 		id, name, err := artifactkey.Parse(obj.Key)
 		if err != nil {
 			return true

@@ -102,15 +102,11 @@ func (in RetrieveIn) ref() (string, string, error) {
 // from the response headers before the body is read, and again while it is
 // read, in case the object was replaced in between.
 func (s *Store) get(ctx context.Context, key string) ([]byte, minio.ObjectInfo, error) {
-	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, minio.ObjectInfo{}, err
-	}
-	defer obj.Close()
-	info, err := obj.Stat()
+	obj, info, err := s.objects.Get(ctx, key)
 	if err != nil {
 		return nil, info, err
 	}
+	defer obj.Close()
 	limit := s.limits.MaxInlineBytes
 	if info.Size > limit {
 		return nil, info, s.inlineTooLarge(info.Size)

@@ -106,7 +106,7 @@ func (s *Store) put(ctx context.Context, key string, body io.Reader, size int64,
 	if !overwrite {
 		opts.SetMatchETagExcept("*")
 	}
-	info, err := s.client.PutObject(ctx, s.bucket, key, r, size, opts)
+	info, err := s.objects.Put(ctx, key, r, size, opts)
 	if r.err != nil {
 		return minio.UploadInfo{}, "", r.err
 	}
