@@ -117,18 +117,11 @@ func TestStdioBinary(t *testing.T) {
 	readHello(t, c)
 }
 
-// startHTTP runs `toolwarden serve --http` on a free loopback port.
+// startHTTP runs `toolwarden serve --http` on a free loopback port, and
+// checks that it shuts down gracefully when the test ends.
 func startHTTP(t *testing.T, ws string, env []string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", addr)
-	cmd.Env = append(env, "TOOLWARDEN_HTTP_TOKEN=e2e-token-0123456789")
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	cmd, base := startHTTPCmd(t, ws, env)
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan error, 1)
@@ -141,18 +134,7 @@ func startHTTP(t *testing.T, ws string, env []string) string {
 			t.Error("server did not shut down within 10s")
 		}
 	})
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "serving HTTP") {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return "http://" + addr
-		}
-	}
-	t.Fatal("server did not start")
-	return ""
+	return base
 }
 
 func TestHTTPBinary(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -206,7 +205,6 @@ func auditCount(t *testing.T, path, tool, outcome string) int {
 // it, and passes extra serve flags.
 func startHTTPCmd(t *testing.T, ws string, env []string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	var started atomic.Bool
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := ln.Addr().String()
@@ -218,13 +216,11 @@ func startHTTPCmd(t *testing.T, ws string, env []string, extra ...string) (*exec
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "serving HTTP") {
-			started.Store(true)
-			break
-		}
+	started := false
+	for !started && sc.Scan() {
+		started = strings.Contains(sc.Text(), "serving HTTP")
 	}
-	require.True(t, started.Load(), "server did not start")
+	require.True(t, started, "server did not start")
 	go func() {
 		for sc.Scan() {
 		}
