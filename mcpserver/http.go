@@ -36,11 +36,13 @@ const (
 
 // HTTPHandler serves streamable HTTP at /mcp and legacy SSE at /sse (with
 // its message endpoint at /message), behind Host, Origin, bearer-token and
-// body-size checks. The returned stop function closes open sessions.
+// body-size checks. A session serves only the identity that opened it
+// (bindStreamable, bindSSE). The returned stop function closes open
+// sessions.
 func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context)) {
-	sessions := newSessionIDs(opts.MaxSessions)
+	sessions, sseSessions := newSessionIDs(opts.MaxSessions), newSessionIDs(0)
 	streamable := server.NewStreamableHTTPServer(s.mcp,
-		server.WithSessionIdManager(sessions),
+		server.WithSessionIdManagerResolver(sessions),
 		server.WithSessionIdleTTL(opts.IdleTimeout),
 		server.WithStreamableHTTPLogger(s.log),
 	)
@@ -48,11 +50,12 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 		server.WithSSEEndpoint(PathSSE),
 		server.WithMessageEndpoint(PathMessage),
 		server.WithKeepAlive(true),
+		server.WithSessionIDGenerator(sseSessions.generateSSE),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, limitSessions(sessions, streamable))
-	mux.Handle(PathSSE, sse.SSEHandler())
-	mux.Handle(PathMessage, sse.MessageHandler())
+	mux.Handle(PathStreamable, requireJSON(limitSessions(sessions, s.bindStreamable(sessions, streamable))))
+	mux.Handle(PathSSE, sseSessions.trackSSE(sse.SSEHandler()))
+	mux.Handle(PathMessage, requireJSON(s.bindSSE(sseSessions, sse.MessageHandler())))
 	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)

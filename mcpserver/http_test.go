@@ -80,7 +80,7 @@ func TestHTTPRejections(t *testing.T) {
 		{"mcp-go style session id", "/mcp", map[string]string{"Authorization": auth, "Mcp-Session-Id": "mcp-session-0b1e4f2c-2f6e-4c1a-9d57-3c2d1a0e9f11"},
 			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
 		{"forged sse session", "/message?sessionId=0b1e4f2c-2f6e-4c1a-9d57-3c2d1a0e9f11", map[string]string{"Authorization": auth},
-			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusBadRequest},
+			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -149,9 +149,15 @@ func sessionID(ctx context.Context) string {
 	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {
 		return id
 	}
+	return sessionDigest(id)
+}
+
+// sessionDigest is how the audit log names an HTTP session: a digest,
+// under the prefix of its transport, as the ID itself is a credential.
+func sessionDigest(id string) string {
 	prefix := sessionPrefix
 	if !strings.HasPrefix(id, sessionPrefix) {
-		prefix = "sse-"
+		prefix = ssePrefix
 	}
 	sum := sha256.Sum256([]byte(id))
 	return prefix + hex.EncodeToString(sum[:8])

@@ -1,67 +1,139 @@
 package mcpserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"strings"
+	"net/http"
 	"sync"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
-// sessionPrefix marks the session IDs this server issued.
-const sessionPrefix = "tw-"
+// Prefixes of the session IDs this server issues: streamable HTTP's and
+// legacy SSE's (whose ID opens its message endpoint).
+const (
+	sessionPrefix = "tw-"
+	ssePrefix     = "sse-"
+)
 
-// sessionIDs issues unguessable session IDs and accepts only the ones it
+// sessionIDs issues unguessable session IDs, each bound to the owner (see
+// sessionOwner) whose request created it, and accepts only the ones it
 // issued and has not terminated. (mcp-go's default manager accepts any
-// well-formed ID, including one a client invents.)
+// well-formed ID, including one a client invents, from anyone.)
 type sessionIDs struct {
-	mu   sync.Mutex
-	live map[string]struct{}
-	max  int
+	mu    sync.Mutex
+	owner map[string]string // live ID -> the owner that created it
+	max   int
 }
 
 func newSessionIDs(max int) *sessionIDs {
-	return &sessionIDs{live: map[string]struct{}{}, max: max}
+	return &sessionIDs{owner: map[string]string{}, max: max}
 }
 
 var errUnknownSession = errors.New("unknown session id")
 
-// Generate returns a new 256-bit random session ID.
-func (m *sessionIDs) Generate() string {
+// issue returns a new 256-bit random session ID bound to owner.
+func (m *sessionIDs) issue(prefix, owner string) string {
 	var b [32]byte
 	_, _ = rand.Read(b[:])
-	id := sessionPrefix + hex.EncodeToString(b[:])
+	id := prefix + hex.EncodeToString(b[:])
 	m.mu.Lock()
-	m.live[id] = struct{}{}
+	m.owner[id] = owner
 	m.mu.Unlock()
 	return id
 }
 
-// Validate accepts only live IDs this manager issued.
-func (m *sessionIDs) Validate(id string) (bool, error) {
-	if !strings.HasPrefix(id, sessionPrefix) {
-		return false, errUnknownSession
-	}
+// ownerOf returns who a live session belongs to.
+func (m *sessionIDs) ownerOf(id string) (string, bool) {
 	m.mu.Lock()
-	_, ok := m.live[id]
-	m.mu.Unlock()
-	if !ok {
-		return false, errUnknownSession
-	}
-	return false, nil
+	defer m.mu.Unlock()
+	owner, ok := m.owner[id]
+	return owner, ok
 }
 
-// Terminate forgets an ID; later requests with it are rejected.
-func (m *sessionIDs) Terminate(id string) (bool, error) {
+// forget ends a session; later requests with its ID are rejected.
+func (m *sessionIDs) forget(id string) {
 	m.mu.Lock()
-	delete(m.live, id)
+	delete(m.owner, id)
 	m.mu.Unlock()
-	return false, nil
 }
 
 // full reports whether no more sessions may be opened.
 func (m *sessionIDs) full() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.live) >= m.max
+	return len(m.owner) >= m.max
+}
+
+// ResolveSessionIdManager gives mcp-go the manager as r's owner sees it,
+// so that the session an initialize creates is bound to the identity that
+// sent it. A nil r is mcp-go itself (the idle sweeper, shutdown), which
+// may terminate any session.
+func (m *sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdManager {
+	if r == nil {
+		return ownedSessions{ids: m}
+	}
+	return ownedSessions{ids: m, owner: sessionOwner(r.Context()), bound: true}
+}
+
+// ownedSessions is mcp-go's SessionIdManager for one owner: another
+// owner's session is as unknown to it as an invented ID. (The HTTP
+// middleware refuses such requests before mcp-go sees them; this is the
+// second line.)
+type ownedSessions struct {
+	ids   *sessionIDs
+	owner string
+	bound bool
+}
+
+// Generate issues a streamable HTTP session ID for the owner.
+func (o ownedSessions) Generate() string { return o.ids.issue(sessionPrefix, o.owner) }
+
+// Validate accepts only live IDs of the owner.
+func (o ownedSessions) Validate(id string) (bool, error) {
+	if !o.mine(id) {
+		return false, errUnknownSession
+	}
+	return false, nil
+}
+
+// Terminate ends one of the owner's sessions.
+func (o ownedSessions) Terminate(id string) (bool, error) {
+	if o.bound && !o.mine(id) {
+		return false, errUnknownSession
+	}
+	o.ids.forget(id)
+	return false, nil
+}
+
+func (o ownedSessions) mine(id string) bool {
+	owner, ok := o.ids.ownerOf(id)
+	return ok && (!o.bound || owner == o.owner)
+}
+
+type sseStreamKey struct{}
+
+// generateSSE is mcp-go's SSE session ID generator: it binds the new
+// session to the owner of the GET /sse request, and tells trackSSE which
+// ID to forget when the stream ends.
+func (m *sessionIDs) generateSSE(ctx context.Context, _ *http.Request) (string, error) {
+	id := m.issue(ssePrefix, sessionOwner(ctx))
+	if p, ok := ctx.Value(sseStreamKey{}).(*string); ok {
+		*p = id
+	}
+	return id, nil
+}
+
+// trackSSE forgets an SSE session when its stream ends (mcp-go has no
+// hook for it), so that its ID is unknown from then on.
+func (m *sessionIDs) trackSSE(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var id string
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), sseStreamKey{}, &id)))
+		if id != "" {
+			m.forget(id)
+		}
+	})
 }

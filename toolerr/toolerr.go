@@ -54,6 +54,9 @@ const (
 	// AuditWrite: the call's audit line could not be written (a full or
 	// failing audit volume), so it was not run; it may succeed later.
 	AuditWrite Code = "audit.write"
+	// DeniedSession: an HTTP session was used with another identity's
+	// credentials (audited; the client only sees an unknown session).
+	DeniedSession Code = "denied.session"
 	// Human approval (MCP elicitation).
 	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
 	DeniedApprovalDeclined    Code = "denied.approval_declined"

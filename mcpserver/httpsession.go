@@ -1,0 +1,151 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// sessionOwner is what an HTTP session is bound to: who may use it. For a
+// bearer token it is the token's identity name (identityOf), unique among
+// the configured tokens. An OAuth principal is to be keyed here by issuer
+// and subject together, as a subject is only unique within its issuer.
+func sessionOwner(ctx context.Context) string {
+	return identityOf(ctx)
+}
+
+// ruleSessionIdentity names the refusal of a session used with another
+// identity's credentials, in the log and the audit line.
+const ruleSessionIdentity = "http.session_identity"
+
+// requireJSON answers a POST whose body is not declared as JSON with 415
+// Unsupported Media Type (mcp-go would say 400).
+func requireJSON(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" {
+				http.Error(w, "unsupported media type: Content-Type must be application/json", http.StatusUnsupportedMediaType)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bindStreamable lets a request into a streamable HTTP session only with
+// its owner's credentials. A request that needs a session and names none
+// gets 400; one naming an unknown, ended or another identity's session
+// gets the same 404, so a session ID's owner cannot be told apart from a
+// wrong guess. Before this, mcp-go served a leaked session ID with any
+// valid token, and opened a GET event stream on any ID without checking it.
+func (s *Server) bindStreamable(ids *sessionIDs, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		need, err := needsSession(r)
+		if err != nil {
+			http.Error(w, "request body too large (http.max_body_bytes)", http.StatusRequestEntityTooLarge)
+			return
+		}
+		if !need {
+			next.ServeHTTP(w, r)
+			return
+		}
+		id := r.Header.Get(server.HeaderKeySessionID)
+		if id == "" {
+			http.Error(w, "bad request: this request needs the Mcp-Session-Id header that initialize returned", http.StatusBadRequest)
+			return
+		}
+		if s.ownSession(w, r, ids, id) {
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// bindSSE lets a POST into a legacy SSE session's message endpoint only
+// with its owner's credentials, answering as bindStreamable does.
+func (s *Server) bindSSE(ids *sessionIDs, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.URL.Query().Get("sessionId")
+		if id == "" || s.ownSession(w, r, ids, id) {
+			next.ServeHTTP(w, r) // mcp-go refuses a missing sessionId itself
+		}
+	})
+}
+
+// ownSession reports whether session id belongs to the request's owner;
+// if not, it answers 404, and a session of another owner is logged and
+// audited as refused under http.session_identity.
+func (s *Server) ownSession(w http.ResponseWriter, r *http.Request, ids *sessionIDs, id string) bool {
+	owner, live := ids.ownerOf(id)
+	me := sessionOwner(r.Context())
+	if live && owner == me {
+		return true
+	}
+	if live {
+		s.refuseForeignSession(r, id, owner, me)
+	}
+	http.Error(w, "Invalid session ID", http.StatusNotFound)
+	return false
+}
+
+func (s *Server) refuseForeignSession(r *http.Request, id, owner, me string) {
+	digest := sessionDigest(id)
+	s.log.Warn("HTTP session used with another identity's credentials: refused as unknown",
+		"rule", ruleSessionIdentity, "identity", me, "session_owner", owner, "session", digest,
+		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
+	e := toolerr.New(toolerr.DeniedSession,
+		"Use the session your own initialize returned, or send initialize for a new one.",
+		"session %s belongs to another identity", digest).WithRule(ruleSessionIdentity)
+	_ = s.guard.Refuse(guard.Call{Tool: "-", Session: digest, Identity: me}, e)
+}
+
+// needsSession reports whether mcp-go would look for a streamable HTTP
+// session for r: a GET or DELETE, or a POST of a request or notification
+// other than initialize, each of a protocol revision before 2026-07-28
+// (whose requests carry their protocol metadata and have no session).
+// It decides the revision as mcp-go does, from the Mcp-Protocol-Version
+// header and, on a POST, the body's params._meta. A body that is not JSON
+// or a response from the client is left to mcp-go.
+func needsSession(r *http.Request) (bool, error) {
+	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		return false, nil
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodDelete:
+		return true, nil
+	case http.MethodPost:
+	default:
+		return false, nil
+	}
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return false, err
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method mcp.MCPMethod   `json:"method"`
+	}
+	if json.Unmarshal(body, &msg) != nil || msg.Method == mcp.MethodInitialize || (msg.Method == "" && msg.ID != nil) {
+		return false, nil
+	}
+	var meta struct {
+		Params struct {
+			Meta *mcp.Meta `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &meta) == nil && mcp.IsModernProtocol(meta.Params.Meta.ProtocolVersion()) {
+		return false, nil
+	}
+	return true, nil
+}
