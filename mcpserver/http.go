@@ -53,7 +53,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	mux.Handle(PathStreamable, limitSessions(sessions, streamable))
 	mux.Handle(PathSSE, sse.SSEHandler())
 	mux.Handle(PathMessage, sse.MessageHandler())
-	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
+	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, strictJSONRPC(mux)))))
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)
 		_ = streamable.Shutdown(ctx)
