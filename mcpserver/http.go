@@ -53,9 +53,9 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 		server.WithSessionIDGenerator(sseSessions.generateSSE),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, requireJSON(limitSessions(sessions, s.bindStreamable(sessions, streamable))))
+	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streamable)))))
 	mux.Handle(PathSSE, sseSessions.trackSSE(sse.SSEHandler()))
-	mux.Handle(PathMessage, requireJSON(s.bindSSE(sseSessions, sse.MessageHandler())))
+	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)

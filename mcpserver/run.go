@@ -17,11 +17,14 @@ import (
 )
 
 // ServeStdio serves MCP on in/out until in closes or ctx is done. Logs go
-// to errOut; out carries only protocol messages.
+// to errOut; out carries only protocol messages. Every line is checked
+// strictly and requests before initialize are refused (stdiostrict.go)
+// before mcp-go reads them.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
+	gate := newStdioGate(out)
 	stdio := server.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(log.New(errOut, "toolwarden stdio: ", log.LstdFlags))
-	err := stdio.Listen(ctx, newLineLimitReader(in, MaxStdioLineBytes), out)
+	err := stdio.Listen(ctx, newStdioFilter(newLineLimitReader(in, MaxStdioLineBytes), gate), gate)
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

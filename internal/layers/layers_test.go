@@ -25,7 +25,7 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden":  {"*", "*/*"},
-	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox"),
+	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict"),
 	"bridge":          leaves,
 	"guard":           with(leaves, "guard/outfilter"),
 	"tools/artifacts": toolDeps,
@@ -38,10 +38,12 @@ var mayImport = map[string][]string{
 	"sandbox":         leaves,
 	"configs":         leaves,
 	"guard/outfilter": nil,
-	"toolerr":         nil,
-	"capability":      nil,
-	"workspacepath":   {"toolerr"},
-	"artifactkey":     {"toolerr"},
+	// The strict JSON-RPC pre-check both transports run.
+	"jsonrpcstrict": nil,
+	"toolerr":       nil,
+	"capability":    nil,
+	"workspacepath": {"toolerr"},
+	"artifactkey":   {"toolerr"},
 	// Renders docs/tools.md from the catalog's tool definitions.
 	"internal/tooldoc": {"tools"},
 	"internal/*":       nil,

@@ -1,0 +1,41 @@
+package mcpserver
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/toolwarden/toolwarden/jsonrpcstrict"
+)
+
+// strictJSONRPC refuses a POST whose body is not one strict JSON-RPC
+// message (jsonrpcstrict) with 400 and the JSON-RPC error as the body,
+// before mcp-go's lenient decoder reads it. The body has already been
+// bounded by capBody.
+func strictJSONRPC(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				http.Error(w, "request body too large (http.max_body_bytes)", http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "could not read the request body", http.StatusBadRequest)
+			return
+		}
+		if _, err := jsonrpcstrict.Check(body); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write(err.(*jsonrpcstrict.Error).Response())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r)
+	})
+}

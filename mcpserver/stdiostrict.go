@@ -1,0 +1,135 @@
+package mcpserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/jsonrpcstrict"
+)
+
+// stdioFilter stands between stdin and mcp-go's stdio server: each line is
+// checked strictly (jsonrpcstrict) and, until initialize has succeeded,
+// gated (stdioGate). A refused request is answered here, on out, and
+// never reaches mcp-go; the server keeps reading.
+type stdioFilter struct {
+	src     *bufio.Reader
+	out     io.Writer // the stdioGate's writer, shared with mcp-go
+	gate    *stdioGate
+	pending []byte
+	err     error
+	// answered is closed once the initialize passed on has its answer.
+	answered <-chan struct{}
+}
+
+func newStdioFilter(in io.Reader, gate *stdioGate) *stdioFilter {
+	return &stdioFilter{src: bufio.NewReader(in), out: gate, gate: gate}
+}
+
+func (f *stdioFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		f.awaitInitialize()
+		line, err := f.src.ReadBytes('\n')
+		f.err = err
+		if len(line) > 0 {
+			f.pending = f.admit(line)
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// awaitInitialize holds the next line back until the initialize request
+// passed on has been answered, so that a client pipelining requests
+// behind its initialize (the spec only says it SHOULD NOT) is served
+// instead of refused by a race with the handshake.
+func (f *stdioFilter) awaitInitialize() {
+	if f.answered == nil {
+		return
+	}
+	select {
+	case <-f.answered:
+	case <-time.After(initializeWait):
+	}
+	f.answered = nil
+}
+
+// initializeWait bounds that wait, should an answer never come.
+const initializeWait = 30 * time.Second
+
+// admit returns line if it may go on to mcp-go, else answers it (requests)
+// or drops it (blank lines, notifications and responses) and returns nil.
+func (f *stdioFilter) admit(line []byte) []byte {
+	if len(trimSpace(line)) == 0 {
+		return nil
+	}
+	m, err := jsonrpcstrict.Check(line)
+	if err != nil {
+		f.answer(err.(*jsonrpcstrict.Error).Response())
+		return nil
+	}
+	if f.gate.opened() {
+		return line
+	}
+	switch {
+	case m.Kind != jsonrpcstrict.Request:
+		return nil // nothing to say before the handshake, nothing to answer
+	case m.Method == string(mcp.MethodInitialize):
+		f.answered = f.gate.expect(m.ID)
+		return line
+	case preHandshake[m.Method] || modernRequest(m.Params):
+		return line
+	}
+	refusal := &jsonrpcstrict.Error{Code: jsonrpcstrict.CodeInvalidRequest, ID: m.ID,
+		Reason: quoteMethod(m.Method) + " before initialize: send initialize first (only initialize, ping and server/discover come before it), or carry protocol version 2026-07-28 metadata (protocolVersion and clientCapabilities) in params._meta"}
+	f.answer(refusal.Response())
+	return nil
+}
+
+func (f *stdioFilter) answer(msg []byte) {
+	_, _ = f.out.Write(append(msg, '\n'))
+}
+
+// preHandshake are the methods served before initialize has succeeded.
+var preHandshake = map[string]bool{
+	string(mcp.MethodInitialize):     true,
+	string(mcp.MethodPing):           true,
+	string(mcp.MethodServerDiscover): true,
+}
+
+// modernRequest reports whether params carry valid 2026-07-28 per-request
+// protocol metadata, which stands in for the handshake (as over HTTP).
+func modernRequest(params []byte) bool {
+	var p struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Meta == nil {
+		return false
+	}
+	v := p.Meta.ProtocolVersion()
+	return mcp.IsModernProtocol(v) && mcp.IsValidProtocolVersion(v) && p.Meta.ClientCapabilities() != nil
+}
+
+func quoteMethod(m string) string {
+	b, _ := json.Marshal(m)
+	if len(b) > 80 {
+		b = append(b[:77], `..."`...)
+	}
+	return string(b)
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
