@@ -17,10 +17,65 @@ const (
 	maxLabel = 999  // CommonMark's limit on a link label
 )
 
+// maxDefangPasses bounds the passes of defangImages. Escaping a bracket
+// can close an enclosing image's alt text differently (`![![](x:)` holds
+// a second image once the inner one is escaped), so defanging repeats
+// until nothing changes; past this many passes every `![` is escaped.
+const maxDefangPasses = 4
+
 // defangImages escapes the images of s that point outside and counts them.
 func defangImages(s string, rep *Report) string {
-	if !strings.Contains(s, "![") {
+	for range maxDefangPasses {
+		out, n := defangPass(s)
+		if n == 0 {
+			return s
+		}
+		rep.Defanged += n
+		rep.warn(WarnImage)
+		s = out
+	}
+	at := unescapedImages(s)
+	rep.Defanged += len(at)
+	return insertBackslashes(s, at)
+}
+
+// unescapedImages returns the offsets of the `[` of every unescaped `![`.
+func unescapedImages(s string) []int {
+	var at []int
+	for i := 0; ; {
+		k := strings.Index(s[i:], "![")
+		if k < 0 {
+			return at
+		}
+		i += k + 2
+		if !escaped(s, i-2) {
+			at = append(at, i-1)
+		}
+	}
+}
+
+// insertBackslashes puts a backslash before each offset of at, in order.
+func insertBackslashes(s string, at []int) string {
+	if len(at) == 0 {
 		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(at))
+	pos := 0
+	for _, a := range at {
+		b.WriteString(s[pos:a])
+		b.WriteByte('\\')
+		pos = a
+	}
+	b.WriteString(s[pos:])
+	return b.String()
+}
+
+// defangPass escapes, in one pass, the images of s that point outside,
+// and says how many.
+func defangPass(s string) (string, int) {
+	if !strings.Contains(s, "![") {
+		return s, 0
 	}
 	var defs map[string]string // reference definitions, read once if needed
 	var at []int               // offsets of the `[` to escape
@@ -49,21 +104,7 @@ func defangImages(s string, rep *Report) string {
 			at = append(at, i-1)
 		}
 	}
-	if len(at) == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + len(at))
-	pos := 0
-	for _, a := range at {
-		b.WriteString(s[pos:a])
-		b.WriteByte('\\')
-		pos = a
-	}
-	b.WriteString(s[pos:])
-	rep.Defanged += len(at)
-	rep.warn(WarnImage)
-	return b.String()
+	return insertBackslashes(s, at), len(at)
 }
 
 // escaped reports whether s[i] follows an odd number of backslashes.

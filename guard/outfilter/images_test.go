@@ -1,6 +1,7 @@
 package outfilter
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,6 +33,8 @@ func TestMarkdownImagesToOutsideHostsAreDefanged(t *testing.T) {
 		{"plain link stays", "[docs](https://h.example/?d=1)", "[docs](https://h.example/?d=1)", 0},
 		{"escaped image is text already", `\![x](https://h.example/p)`, `\![x](https://h.example/p)`, 0},
 		{"escaped backslash, then an image", `\\![x](https://h.example/p)`, `\\!\[x](https://h.example/p)`, 1},
+		{"escaping the inner image exposes the outer one", "![![](&0", `!\[!\[](&0`, 2},
+		{"deep nesting ends with every image escaped", strings.Repeat("![", 10) + "](x:)", strings.Repeat(`!\[`, 10) + "](x:)", 10},
 		{"unclosed alt text", "![x(https://h.example/p)", "![x(https://h.example/p)", 0},
 	}
 	for _, c := range cases {
