@@ -60,7 +60,12 @@ func strip(s string, invisible bool) (out string, nInvisible, nControls int) {
 			continue
 		}
 		prev = r
-		if changed {
+		if changed && r == utf8.RuneError && n == 1 {
+			// An invalid byte becomes U+FFFD, as encoding/json would make
+			// it: kept raw, it could join the bytes around a removed
+			// control into a character (E2 17 80 8D would be U+200D).
+			b.WriteRune(utf8.RuneError)
+		} else if changed {
 			b.WriteString(s[j : j+n])
 		}
 		j += n
