@@ -10,7 +10,8 @@ type OutputFilter struct {
 	// value is the secure one, so a Config built in code redacts too.
 	DisableRedaction bool `mapstructure:"disable_redaction" yaml:"disable_redaction"`
 	// KeepInvisible stops removing invisible and bidi-control characters:
-	// a widening.
+	// a widening. Control characters and terminal escapes are removed all
+	// the same.
 	KeepInvisible bool `mapstructure:"keep_invisible" yaml:"keep_invisible"`
 	// InjectionMarkers are phrases added to the built-in list of text that
 	// looks like instructions to the model; a result holding one gets a

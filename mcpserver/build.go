@@ -74,16 +74,18 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	}
 	schemas := map[string]json.RawMessage{}
 	paths := map[string][]string{}
+	var names []string
 	for _, t := range toolset {
 		schemas[t.Tool.Name] = t.Tool.RawInputSchema
 		paths[t.Tool.Name] = t.Meta.PathArgs
+		names = append(names, t.Tool.Name)
 	}
 	v, err := guard.NewValidator(schemas, paths)
 	if err != nil {
 		return nil, err
 	}
 	filter, err := outfilter.New(outfilter.Options{Redact: !cfg.OutputFilter.DisableRedaction,
-		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers})
+		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names})
 	if err != nil {
 		return nil, err
 	}

@@ -143,8 +143,9 @@ func TestReadFileWarnsAndStrips(t *testing.T) {
 	warning := res.Content[1].(mcp.TextContent).Text
 	assert.True(t, strings.HasPrefix(warning, outfilter.WarningPrefix))
 	assert.Contains(t, warning, `"ignore previous instructions"`)
+	assert.Contains(t, warning, `"call delete_file"`, "the server's own tool names reach the filter")
 	meta, _ := json.Marshal(res.Meta.AdditionalFields[outfilter.MetaKey])
-	assert.JSONEq(t, `{"untrusted":true,"stripped":4,"warnings":["<important>","ignore previous instructions","</important>"]}`, string(meta))
+	assert.JSONEq(t, `{"untrusted":true,"stripped":4,"warnings":["<important>","ignore previous instructions","call delete_file","</important>"]}`, string(meta))
 }
 
 func TestRunScriptOutputRedacted(t *testing.T) {

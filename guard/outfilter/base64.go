@@ -139,9 +139,6 @@ var controlBytes = func() (t [256]bool) {
 // inBase64 filters the text s encodes, when s is base64 of text, and
 // returns s re-encoded if that changed it; else s itself.
 func (f *Filter) inBase64(s string, rep *Report) string {
-	if !f.opts.Redact && !f.opts.StripInvisible {
-		return s
-	}
 	text, enc, ok := decodeText(s)
 	if !ok {
 		return s

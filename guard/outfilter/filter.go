@@ -24,6 +24,7 @@ var DefaultMarkers = []string{
 	"you are now", "new instructions:", "system prompt", "do not tell the user",
 	"<important>", "</important>", "<system>", "</system>", "<instructions>",
 	"<|im_start|>", "<|system|>", "[inst]", "<<sys>>",
+	`"tools/call"`, // a JSON-RPC request to call a tool, embedded in content
 }
 
 // Options configure a Filter.
@@ -34,6 +35,10 @@ type Options struct {
 	StripInvisible bool
 	// Markers are added to DefaultMarkers.
 	Markers []string
+	// ToolNames are the names of the tools this server offers: text asking
+	// to call one ("call update_task_status", see toolCall) is warned about
+	// like a marker. The server passes its tool list; none is built in.
+	ToolNames []string
 }
 
 // DefaultOptions is the secure default: everything on.
@@ -45,9 +50,10 @@ type Filter struct {
 	rules   []secretRule
 	global  []*config.Allowlist
 	keys    *keywordDFA
-	hits    [][]int // pattern -> rule indexes (nil for a marker)
+	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
-	nKeys   int // patterns below nKeys are keywords, the rest markers
+	tools   []string
+	nKeys   int // patterns below nKeys are keywords, then markers, then tool names
 	spans   sync.Pool
 }
 
@@ -89,6 +95,13 @@ func New(o Options) (*Filter, error) {
 		f.markers = append(f.markers, m)
 		f.hits = append(f.hits, nil)
 	}
+	for _, t := range o.ToolNames {
+		if t = strings.ToLower(t); t != "" {
+			patterns = append(patterns, t)
+			f.tools = append(f.tools, t)
+			f.hits = append(f.hits, nil)
+		}
+	}
 	f.keys = newKeywordDFA(patterns)
 	return f, nil
 }
@@ -99,7 +112,16 @@ type Report struct {
 	Redactions map[string]int `json:"redactions,omitempty"`
 	// Stripped counts invisible or bidi-control characters removed.
 	Stripped int `json:"stripped,omitempty"`
-	// Warnings name the injection markers found, each once.
+	// Controls counts terminal control sequences and control characters
+	// removed (see controlAt).
+	Controls int `json:"controls,omitempty"`
+	// Defanged counts markdown images to an outside host made inert.
+	Defanged int `json:"defanged,omitempty"`
+	// Collapsed counts long runs of blank space replaced by a marker.
+	Collapsed int `json:"collapsed,omitempty"`
+	// Warnings name what was found, each once: the injection markers, the
+	// tool calls asked for ("call update_task_status"), WarnImage and
+	// WarnBlank.
 	Warnings []string `json:"warnings,omitempty"`
 	// checks counts the rule checks run (anchored matches and windows);
 	// past MaxChecks the result is not scanned further and is withheld.
@@ -129,6 +151,11 @@ func (r Report) Redacted() int {
 		n += c
 	}
 	return n
+}
+
+// changes counts every change made to the text.
+func (r Report) changes() int {
+	return r.Redacted() + r.Stripped + r.Controls + r.Defanged + r.Collapsed
 }
 
 func (r *Report) redacted(rule string) {

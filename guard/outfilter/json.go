@@ -22,7 +22,7 @@ func (f *Filter) JSON(raw []byte, rep *Report) ([]byte, error) {
 	}
 	before := *rep
 	v = f.value("", v, rep)
-	if rep.Stripped == before.Stripped && rep.Redacted() == before.Redacted() {
+	if rep.changes() == before.changes() {
 		return raw, nil
 	}
 	return json.Marshal(v)
@@ -49,18 +49,14 @@ func (f *Filter) value(name string, v any, rep *Report) any {
 }
 
 func (f *Filter) member(name, s string, rep *Report) string {
-	if f.opts.StripInvisible {
-		var n int
-		s, n = stripInvisible(s)
-		rep.Stripped += n
-	}
+	s = f.strip(s, rep)
 	// What a base64 string encodes is filtered first, so that the scan
 	// below, which may catch the string by its name, sees what is left.
 	s = f.inBase64(s, rep)
 	if name == "" {
-		return redact(s, f.scan(s, 0, len(s), rep), 0, rep)
+		return f.neutralise(redact(s, f.scan(s, 0, len(s), rep), 0, rep), rep)
 	}
 	prefix := `"` + name + `": "`
 	doc := prefix + s + `"`
-	return redact(s, f.scan(doc, len(prefix), len(prefix)+len(s), rep), len(prefix), rep)
+	return f.neutralise(redact(s, f.scan(doc, len(prefix), len(prefix)+len(s), rep), len(prefix), rep), rep)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -72,14 +73,42 @@ var loadRules = sync.OnceValues(func() (ruleSet, error) {
 			after = windowMultiLine
 		}
 		rules = append(rules, secretRule{id: r.RuleID, re: r.Regex, group: r.SecretGroup, entropy: r.Entropy,
-			allow: r.Allowlists, keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String())})
+			allow: withoutExamples(r.Allowlists), keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String())})
 	}
 	for _, x := range extraRules {
 		rules = append(rules, secretRule{id: x.id, re: regexp.MustCompile(x.re), group: 1,
 			keywords: []string{x.keyword}, after: windowAfter})
 	}
-	return ruleSet{rules, cfg.Allowlists}, nil
+	return ruleSet{rules, withoutExamples(cfg.Allowlists)}, nil
 })
+
+// withoutExamples drops from gitleaks' allowlists what exempts a value for
+// looking like an example: aws-access-token's `.+EXAMPLE$` and the generic
+// rule's stop word "example". A repository scanner skips documentation
+// samples to spare a human false alarms; in tool output a false alarm
+// costs one redacted sample, a miss a leaked credential, and "example"
+// inside a password (`DB_PASSWORD=Example-Prod-7xQ2…`) is no proof it is
+// one. The lists are rebuilt, as gitleaks compiles them on validation.
+func withoutExamples(lists []*config.Allowlist) []*config.Allowlist {
+	out := make([]*config.Allowlist, 0, len(lists))
+	for _, a := range lists {
+		b := *a
+		b.Regexes = slices.DeleteFunc(slices.Clone(a.Regexes), func(re *regexp.Regexp) bool {
+			return strings.Contains(re.String(), "EXAMPLE")
+		})
+		b.StopWords = slices.DeleteFunc(slices.Clone(a.StopWords), func(w string) bool { return w == "example" })
+		if len(b.Regexes) == len(a.Regexes) && len(b.StopWords) == len(a.StopWords) {
+			out = append(out, a)
+			continue
+		}
+		c := &config.Allowlist{Description: a.Description, MatchCondition: a.MatchCondition, Commits: a.Commits,
+			Paths: a.Paths, RegexTarget: a.RegexTarget, Regexes: b.Regexes, StopWords: b.StopWords}
+		if c.Validate() == nil { // an empty list is refused: it allowed only examples
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // ruleSet is the compiled rules and gitleaks' global allowlists.
 type ruleSet struct {

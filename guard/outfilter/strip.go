@@ -8,7 +8,7 @@ import (
 	"golang.org/x/text/unicode/rangetable"
 )
 
-// invisible holds the characters stripped from output: Unicode's format
+// invisibleChars holds the characters stripped from output: Unicode's format
 // characters (Cf: zero-width space and joiners, bidi embeddings, overrides
 // and isolates, tag characters, the BOM, soft hyphen, ...), the
 // variation selectors, and the other default-ignorable code points (the
@@ -16,7 +16,7 @@ import (
 // that render as nothing), which can smuggle text a reader does not see.
 // Emoji keep what they are made of: a zero-width joiner between two emoji
 // (👩‍💻) and a variation selector 15 or 16 after one.
-var invisible = rangetable.Merge(unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
+var invisibleChars = rangetable.Merge(unicode.Cf, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point)
 
 const (
 	zwj  = '\u200d'
@@ -24,35 +24,64 @@ const (
 	vs16 = '\ufe0f'
 )
 
-// stripInvisible removes invisible characters; ASCII text is returned as is.
-func stripInvisible(s string) (string, int) {
-	i := 0
-	for i < len(s) && s[i] < utf8.RuneSelf {
-		i++
-	}
+// strip removes control sequences and characters (see controlAt) and,
+// when invisible is set, invisible characters, and counts each. Text with
+// neither is returned as is, after one table lookup per byte.
+func strip(s string, invisible bool) (out string, nInvisible, nControls int) {
+	i := plainRun(s, 0)
 	if i == len(s) {
-		return s, 0
+		return s, 0, 0
 	}
 	var b strings.Builder
-	n, prev := 0, rune(0)
-	for j, r := range s[i:] {
-		if r >= utf8.RuneSelf && unicode.Is(invisible, r) && !emojiPart(r, prev, s[i+j+utf8.RuneLen(r):]) {
-			if n == 0 {
-				b.Grow(len(s))
-				b.WriteString(s[:i+j])
+	changed, prev := false, rune(0)
+	for j := i; j < len(s); {
+		if k := plainRun(s, j); k > j {
+			if changed {
+				b.WriteString(s[j:k])
 			}
-			n++
+			prev, j = rune(s[k-1]), k
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[j:])
+		drop := controlAt(s, j, r, n)
+		if drop > 0 {
+			nControls++
+		} else if invisible && r >= utf8.RuneSelf && unicode.Is(invisibleChars, r) && !emojiPart(r, prev, s[j+n:]) {
+			drop = n
+			nInvisible++
+		}
+		if drop > 0 {
+			if !changed {
+				changed = true
+				b.Grow(len(s))
+				b.WriteString(s[:j])
+			}
+			j += drop
 			continue
 		}
 		prev = r
-		if n > 0 {
-			b.WriteRune(r)
+		if changed && r == utf8.RuneError && n == 1 {
+			// An invalid byte becomes U+FFFD, as encoding/json would make
+			// it: kept raw, it could join the bytes around a removed
+			// control into a character (E2 17 80 8D would be U+200D).
+			b.WriteRune(utf8.RuneError)
+		} else if changed {
+			b.WriteString(s[j : j+n])
 		}
+		j += n
 	}
-	if n == 0 {
-		return s, 0
+	if !changed {
+		return s, 0, 0
 	}
-	return b.String(), n
+	return b.String(), nInvisible, nControls
+}
+
+// plainRun returns the end of the run of plain ASCII bytes at s[i:].
+func plainRun(s string, i int) int {
+	for i < len(s) && plainASCII[s[i]] {
+		i++
+	}
+	return i
 }
 
 // emojiPart reports whether r, after prev and before rest, belongs to an

@@ -15,14 +15,26 @@ type span struct {
 }
 
 // Text filters one text: strip, then find injection markers and secrets in
-// what is left, and redact the secrets.
+// what is left, redact the secrets, and make what a client would render
+// against the reader inert (see neutralise).
 func (f *Filter) Text(s string, rep *Report) string {
-	if f.opts.StripInvisible {
-		var n int
-		s, n = stripInvisible(s)
-		rep.Stripped += n
-	}
-	return redact(s, f.scan(s, 0, len(s), rep), 0, rep)
+	s = f.strip(s, rep)
+	return f.neutralise(redact(s, f.scan(s, 0, len(s), rep), 0, rep), rep)
+}
+
+// neutralise makes inert what a client would render against its reader:
+// markdown images to outside hosts, and blank space that hides text.
+func (f *Filter) neutralise(s string, rep *Report) string {
+	return collapseBlank(defangImages(s, rep), rep)
+}
+
+// strip removes control sequences and characters, and invisible
+// characters unless the options keep them.
+func (f *Filter) strip(s string, rep *Report) string {
+	s, invisible, controls := strip(s, f.opts.StripInvisible)
+	rep.Stripped += invisible
+	rep.Controls += controls
+	return s
 }
 
 // scan finds the markers and secrets in s. Secrets outside [lo, hi) are
@@ -73,8 +85,13 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 	f.keys.walk(s, func(last int, pattern int32) {
-		if int(pattern) >= f.nKeys {
-			rep.warn(f.markers[int(pattern)-f.nKeys])
+		if p := int(pattern) - f.nKeys; p >= len(f.markers) {
+			if call := toolCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
+				rep.warn(call + " " + f.tools[p-len(f.markers)])
+			}
+			return
+		} else if p >= 0 {
+			rep.warn(f.markers[p])
 			return
 		}
 		if windows == nil { // most short results hold no keyword at all
