@@ -104,6 +104,9 @@ type HTTP struct {
 	MaxBodyBytes       int64         `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
 	MaxSessions        int           `mapstructure:"max_sessions" yaml:"max_sessions"`
 	SessionIdleTimeout time.Duration `mapstructure:"session_idle_timeout" yaml:"session_idle_timeout"`
+	// MaxStreamsPerIdentity bounds the event streams (GET /mcp, GET /sse)
+	// one identity holds open at once.
+	MaxStreamsPerIdentity int `mapstructure:"max_streams_per_identity" yaml:"max_streams_per_identity"`
 	// Identities are more bearer tokens, each named: limits are counted
 	// per identity, and the audit log shows the name.
 	Identities []HTTPIdentity `mapstructure:"identities" yaml:"identities"`

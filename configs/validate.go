@@ -75,6 +75,7 @@ func (f FS) validate(add func(string, string, ...any)) {
 func (h HTTP) validate(add func(string, string, ...any)) {
 	positive(add, "http.max_body_bytes", h.MaxBodyBytes)
 	positive(add, "http.max_sessions", int64(h.MaxSessions))
+	positive(add, "http.max_streams_per_identity", int64(h.MaxStreamsPerIdentity))
 	durationIn(add, "http.session_idle_timeout", h.SessionIdleTimeout, 24*time.Hour)
 	if h.Addr == "" {
 		return

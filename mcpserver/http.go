@@ -22,6 +22,9 @@ type HTTPOptions struct {
 	MaxBodyBytes   int64
 	MaxSessions    int
 	IdleTimeout    time.Duration
+	// MaxStreams bounds the event streams (GET /mcp, GET /sse) one
+	// identity holds open at once; 0 is no bound.
+	MaxStreams int
 	// Identities are more bearer tokens, each with the name its limits
 	// are counted under; Token's identity is TokenIdentity(Token).
 	Identities []Identity
@@ -52,9 +55,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 		server.WithKeepAlive(true),
 		server.WithSessionIDGenerator(sseSessions.generateSSE),
 	)
+	streams := newStreamCap(opts.MaxStreams)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streamable)))))
-	mux.Handle(PathSSE, sseSessions.trackSSE(sse.SSEHandler()))
+	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(streamable))))))
+	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
 	stop := func(ctx context.Context) {

@@ -94,6 +94,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
 		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
+		MaxStreams: cfg.HTTP.MaxStreamsPerIdentity,
 		Identities: ids,
 	})
 }
