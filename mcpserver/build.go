@@ -82,6 +82,7 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
+	v.WithControlArgs(cfg.Policy.ClientControlArgs)
 	filter, err := outfilter.New(outfilter.Options{Redact: !cfg.OutputFilter.DisableRedaction,
 		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers})
 	if err != nil {
