@@ -181,6 +181,7 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, policyWidenings(l, def.Capabilities)...)
+	out = append(out, secretWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	out = append(out, outputFilterWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {

@@ -72,6 +72,9 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, deny); err != nil {
 		return nil, err
 	}
+	if policy, err = policy.WithSecretFiles(cfg.Capabilities.SecretGlobs()); err != nil {
+		return nil, err
+	}
 	schemas := map[string]json.RawMessage{}
 	paths := map[string][]string{}
 	for _, t := range toolset {
