@@ -20,6 +20,10 @@ import (
 type Capabilities struct {
 	Grant []string `mapstructure:"grant" yaml:"grant"`
 	Deny  []string `mapstructure:"deny" yaml:"deny"`
+	// SecretFiles are path globs of files that hold credentials; no tool
+	// may read or write them unless AllowSecretFiles (see secretfiles.go).
+	SecretFiles      []string `mapstructure:"secret_files" yaml:"secret_files"`
+	AllowSecretFiles bool     `mapstructure:"allow_secret_files" yaml:"allow_secret_files"`
 }
 
 // ToolLimits bound the calls of the tools matching one limits.tools glob;
@@ -44,6 +48,7 @@ func (c Capabilities) validate(add func(string, string, ...any)) {
 			}
 		}
 	}
+	c.validateSecretFiles(add)
 }
 
 func (l Limits) validatePolicy(add func(string, string, ...any)) {

@@ -46,6 +46,11 @@ type Policy struct {
 	// RequireTrust marks more tools requires_trust: they run only from
 	// `toolwarden call --trusted`, never for a model.
 	RequireTrust []string `mapstructure:"require_trust" yaml:"require_trust"`
+	// ClientControlArgs are argument names clients add to every tool
+	// call for themselves (Gemini CLI's wait_for_previous). They are
+	// dropped before the strict schema check, unless the tool's own
+	// schema defines them, and the audit line names them.
+	ClientControlArgs []string `mapstructure:"client_control_args" yaml:"client_control_args"`
 }
 
 // Limits bound each session and each call.

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,6 +17,9 @@ import (
 
 // fieldError is one invalid key; Load reports it with its source.
 type fieldError struct{ key, reason string }
+
+// controlArgName is what a client control argument may be called.
+var controlArgName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 
 func (l *Loaded) validate() error {
 	c := &l.Config
@@ -34,6 +38,11 @@ func (l *Loaded) validate() error {
 			if g == "" || !doublestar.ValidatePattern(g) {
 				add(list.key, "%q is not a valid tool-name glob", g)
 			}
+		}
+	}
+	for _, name := range c.Policy.ClientControlArgs {
+		if !controlArgName.MatchString(name) {
+			add("policy.client_control_args", "%q is not an argument name (letters, digits, _ and -)", name)
 		}
 	}
 	positive(add, "limits.max_calls_per_session", int64(c.Limits.MaxCallsPerSession))
@@ -173,6 +182,7 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("policy.allow adds %q (from %s)", g, src))
 	}
 	out = append(out, policyWidenings(l, def.Capabilities)...)
+	out = append(out, secretWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	out = append(out, outputFilterWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {

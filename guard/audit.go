@@ -31,6 +31,10 @@ type Entry struct {
 	Prev       string  `json:"prev"`
 	Hash       string  `json:"hash"`
 
+	// DroppedArgs names the client control arguments (such as Gemini
+	// CLI's wait_for_previous) removed before validation; ArgsSHA256 is
+	// the digest of the arguments without them, those the tool received.
+	DroppedArgs []string `json:"dropped_args,omitempty"`
 	// Redactions counts the secrets the output filter removed from the result.
 	Redactions int `json:"redactions,omitempty"`
 	// ToolsSHA256 is, on a start line, the digest of the advertised tool

@@ -18,6 +18,10 @@ func checkCapabilities(in *input) Decision {
 	p := in.policy
 	needs = p.throughLinks(needs)
 	for _, n := range needs {
+		if g, ok := p.secretGlob(n); ok {
+			rule := fmt.Sprintf("capabilities.secret_files:%q", g)
+			return capDeny(rule, n, secretHint, "tool %q needs %s, a file likely to hold credentials (rule %s)", in.call.Tool, n, rule)
+		}
 		if i := firstCovering(p.Revoked, p.revokedPrefix, n, capability.Denies); i >= 0 {
 			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
 			return capDeny(rule, n, deniedHint, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)

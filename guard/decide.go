@@ -32,6 +32,9 @@ type Call struct {
 	Identity string
 	// ArgBytes is the size of the arguments' JSON, counted as bytes in.
 	ArgBytes int64
+	// Dropped names the client control arguments removed from Args
+	// before validation (Guard.DropControlArgs); the audit line lists them.
+	Dropped []string
 	// prepaid is set by AdmitAnswer: the call was charged when it asked
 	// for the approval it now brings.
 	prepaid bool
@@ -182,7 +185,11 @@ func checkArguments(in *input) Decision {
 	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
 		return deny(err.Rule, err)
 	}
-	return pass("args.valid")
+	d := pass("args.valid")
+	if len(in.call.Dropped) > 0 {
+		d.note = droppedNote(in.call.Dropped)
+	}
+	return d
 }
 
 func deny(rule string, err *toolerr.Error) Decision {

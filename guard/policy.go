@@ -30,6 +30,9 @@ type Policy struct {
 	// resolve gives the workspace path a path resolves to through
 	// symlinks (WithPathResolver).
 	resolve func(string) (string, bool)
+	// secrets are path globs of files no tool may read or write
+	// (WithSecretFiles).
+	secrets []string
 }
 
 // WithPathResolver returns p checking fs capabilities on the path each

@@ -19,12 +19,18 @@ import (
 type Validator struct {
 	schemas map[string]*jsonschema.Schema
 	paths   map[string][]string
+	// props holds the top-level property names of each tool's schema,
+	// and control the client control argument names to drop (see
+	// controlargs.go).
+	props   map[string]map[string]bool
+	control []string
 }
 
 // NewValidator compiles the input schemas, keyed by tool name.
 func NewValidator(schemas map[string]json.RawMessage, pathArgs map[string][]string) (*Validator, error) {
-	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs}
+	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs, props: map[string]map[string]bool{}}
 	for name, raw := range schemas {
+		v.props[name] = schemaProperties(raw)
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)

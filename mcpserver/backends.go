@@ -46,7 +46,7 @@ type Unavailable struct {
 // same config gives the same catalog on every machine. A built-in tool is
 // added to its domain's Set.Tools; a new domain is one line here.
 func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
-	f := fs.New(nil, cfg.FS)
+	f := fs.New(nil, cfg.FS).SkipSecretFiles(cfg.Capabilities.SecretGlobs())
 	x := exec.New(cfg.Exec, cfg.Workspace)
 	a := artifacts.New(cfg.Artifacts, log)
 	g := graph.New(nil, cfg.Graph.MaxListResults)

@@ -72,6 +72,9 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, deny); err != nil {
 		return nil, err
 	}
+	if policy, err = policy.WithSecretFiles(cfg.Capabilities.SecretGlobs()); err != nil {
+		return nil, err
+	}
 	schemas := map[string]json.RawMessage{}
 	paths := map[string][]string{}
 	var names []string
@@ -84,6 +87,7 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 	if err != nil {
 		return nil, err
 	}
+	v.WithControlArgs(cfg.Policy.ClientControlArgs)
 	filter, err := outfilter.New(outfilter.Options{Redact: !cfg.OutputFilter.DisableRedaction,
 		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // result always goes back through the guard's output cap and audit.
 func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call, raw, bad := newCall(ctx, req)
+		call, raw, bad := s.callOf(ctx, req)
 		if bad != nil {
 			return toolerr.Result(s.guard.Refuse(call, bad)), nil
 		}

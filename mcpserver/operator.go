@@ -40,7 +40,7 @@ func (s *Server) Explain(ctx context.Context, name string, args json.RawMessage,
 	req := mcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.RawArguments = args
-	call, _, bad := newCall(ctx, req)
+	call, _, bad := s.callOf(ctx, req)
 	if bad != nil {
 		return guard.Decision{Outcome: guard.Deny, Rule: bad.Rule, Err: bad,
 			Trace: []guard.Step{{Check: "arguments", Outcome: guard.Deny, Rule: bad.Rule, Detail: bad.Message}}}

@@ -42,7 +42,10 @@ type effective struct {
 	// Unavailable lists toolsets whose backend could not be opened.
 	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
 	AuditPath   string                  `yaml:"audit_path"`
-	Config      configs.Config          `yaml:"config"`
+	// SecretFiles are the path globs no tool may read or write
+	// (capabilities.secret_files, unless allow_secret_files lifts them).
+	SecretFiles []string       `yaml:"secret_files_denied"`
+	Config      configs.Config `yaml:"config"`
 
 	// ToolsSHA256 is the digest of the advertised tool surface, as in the
 	// audit log's start line.
@@ -56,7 +59,7 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
-		Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{}}
+		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{}}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}

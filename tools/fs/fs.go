@@ -18,6 +18,9 @@ type Limits = configs.FS
 type Set struct {
 	ws     *sandbox.Workspace
 	limits Limits
+	// secrets are the path globs of capabilities.secret_files, whose
+	// contents grep_files does not read (SkipSecretFiles).
+	secrets []string
 }
 
 // New returns the file toolset for ws. With a nil ws the tools are only
@@ -25,6 +28,14 @@ type Set struct {
 // the workspace before any call.
 func New(ws *sandbox.Workspace, limits Limits) *Set {
 	return &Set{ws: ws, limits: limits}
+}
+
+// SkipSecretFiles makes the walks that read file contents (grep_files)
+// skip the files globs match (capabilities.secret_files): the guard denies
+// a call on such a path, but a walk over a tree cannot name every file.
+func (s *Set) SkipSecretFiles(globs []string) *Set {
+	s.secrets = globs
+	return s
 }
 
 // Bind attaches the workspace the tools' handlers and previews act on. It

@@ -120,7 +120,7 @@ type Match struct {
 type GrepOut struct {
 	Matches      []Match `json:"matches"`
 	FilesScanned int     `json:"files_scanned"`
-	FilesSkipped int     `json:"files_skipped" jsonschema:"Binary files and files over fs.max_grep_file_bytes, not searched"`
+	FilesSkipped int     `json:"files_skipped" jsonschema:"Binary files, files over fs.max_grep_file_bytes and secret files (capabilities.secret_files), not searched"`
 	Truncated    bool    `json:"truncated" jsonschema:"True when fs.max_grep_matches was reached"`
 }
 
@@ -134,7 +134,7 @@ Parameters:
 - include: glob to restrict which files are searched, relative to path, e.g. "**/*.go".
 - case_insensitive: match regardless of case.
 
-Returns: matches (path, 1-based line, text cut at 500 bytes), files_scanned, files_skipped (binary or larger than fs.max_grep_file_bytes), truncated when fs.max_grep_matches was reached. Symlinks and .git directories are not searched.
+Returns: matches (path, 1-based line, text cut at 500 bytes), files_scanned, files_skipped (binary, larger than fs.max_grep_file_bytes, or a secret file such as .env or *.pem that the operator denies), truncated when fs.max_grep_matches was reached. Symlinks and .git directories are not searched.
 
 Errors: invalid_argument for a bad regular expression or glob; not_found.
 
@@ -206,8 +206,22 @@ func (g *grepper) visit(p string, d fs.DirEntry, err error) error {
 		return nil
 	case !d.Type().IsRegular() || sandbox.IsTempName(d.Name()) || !g.included(p):
 		return nil
+	case g.secret(p):
+		g.out.FilesSkipped++
+		return nil
 	}
 	return g.scan(p)
+}
+
+// secret reports whether p is a secret file (capabilities.secret_files),
+// whose contents grep never reads.
+func (g *grepper) secret(p string) bool {
+	for _, glob := range g.s.secrets {
+		if ok, _ := doublestar.Match(glob, p); ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *grepper) included(p string) bool {
