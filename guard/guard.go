@@ -201,7 +201,7 @@ func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code str
 func entry(call Call, digest, rule string, outcome Outcome, code string, start time.Time) Entry {
 	return Entry{
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
-		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000, Approval: call.ApprovalID,
 	}
 }
 

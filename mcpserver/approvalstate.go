@@ -26,6 +26,9 @@ type approvalState struct {
 	Identity string    `json:"i"`
 	Bytes    int64     `json:"b"`
 	Expires  time.Time `json:"e"`
+	// Approval names the approval request (guard.Ticket.ApprovalID), so
+	// that the retry's audit lines name the request they answer.
+	Approval string `json:"a"`
 	Nonce    string    `json:"n"`
 }
 

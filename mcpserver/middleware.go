@@ -28,8 +28,10 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		}
 		// The retry that brings the human's answer (2026-07-28) was charged
 		// when it asked; only the server's own unused, unexpired state for
-		// this very call spares it a second charge.
+		// this very call spares it a second charge. Its audit lines name
+		// the approval request it answers, which is not asked again.
 		answer := s.approval.answered(req, call)
+		call.ApprovalID = answer.approvalID
 		admit := s.guard.Admit
 		if answer.valid() {
 			admit = s.guard.AdmitAnswer
