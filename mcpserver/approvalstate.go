@@ -29,7 +29,7 @@ type approvalState struct {
 	// Approval names the approval request (guard.Ticket.ApprovalID), so
 	// that the retry's audit lines name the request they answer.
 	Approval string `json:"a"`
-	Nonce    string    `json:"n"`
+	Nonce    string `json:"n"`
 }
 
 // stateSigner signs request states with a per-process key: an answer is
