@@ -67,12 +67,12 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 	return call, raw, nil
 }
 
-// runWithDeadline runs the handler under the call timeout and ends the
-// ticket with its result. Past the deadline the handler is told to stop
+// runWithDeadline runs the handler under the call deadline (callDeadline)
+// and ends the ticket with its result. Past the deadline the handler is told to stop
 // (its context ends) and lateCalls waits a grace period for it, so that
 // the audit line says what truly happened.
 func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guard.Call, next server.ToolHandlerFunc, req mcp.CallToolRequest) *mcp.CallToolResult {
-	timeout, rule := s.guard.CallTimeoutFor(req.Params.Name)
+	timeout, rule := s.callDeadline(req.Params.Name, call.Args)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	done := startHandler(ctx, next, req)
