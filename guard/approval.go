@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"time"
@@ -111,12 +113,30 @@ func (t *Ticket) NeedsApproval() bool { return t.pending }
 // Digest is the SHA-256 of the call's arguments that an approval binds to.
 func (t *Ticket) Digest() string { return t.digest }
 
-// pending records that a call waits for approval and returns its ticket.
+// ApprovalID names the approval request of a call that needed approval
+// ("" for one that did not): a 2026-07-28 retry brings it back in
+// Call.ApprovalID.
+func (t *Ticket) ApprovalID() string { return t.call.ApprovalID }
+
+// pending records that a call waits for approval, under a new approval
+// request, and returns its ticket. The retry that answers a request
+// (Call.ApprovalID set) was recorded as needing approval when it asked;
+// its Approve or Decline line, which names the request, is its decision.
 func (g *Guard) pending(call Call, digest, rule string, start time.Time) (*Ticket, *toolerr.Error) {
-	if err := g.record(call, digest, rule, NeedsApproval, "", start); err != nil {
-		return nil, auditDenial(err)
+	if call.ApprovalID == "" {
+		call.ApprovalID = newApprovalID()
+		if err := g.record(call, digest, rule, NeedsApproval, "", start); err != nil {
+			return nil, auditDenial(err)
+		}
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start, pending: true}, nil
+}
+
+// newApprovalID returns a random name for an approval request.
+func newApprovalID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Approve records that a human approved the call, by the named rule (e.g.

@@ -35,6 +35,11 @@ type Entry struct {
 	// CLI's wait_for_previous) removed before validation; ArgsSHA256 is
 	// the digest of the arguments without them, those the tool received.
 	DroppedArgs []string `json:"dropped_args,omitempty"`
+	// Approval names the approval request a call belongs to: its
+	// needs_approval line, and the approved or declined line and the end
+	// of the call, even when they come in a later request (the retry of a
+	// 2026-07-28 client), carry the same value.
+	Approval string `json:"approval,omitempty"`
 	// Redactions counts the secrets the output filter removed from the result.
 	Redactions int `json:"redactions,omitempty"`
 	// ToolsSHA256 is, on a start line, the digest of the advertised tool

@@ -35,6 +35,13 @@ type Call struct {
 	// Dropped names the client control arguments removed from Args
 	// before validation (Guard.DropControlArgs); the audit line lists them.
 	Dropped []string
+	// ApprovalID names the approval request the call belongs to; every
+	// audit line of the call carries it. The guard sets it when the call
+	// needs approval. A retry that brings the human's answer to that
+	// request (protocol 2026-07-28) carries it back: the retry writes no
+	// needs_approval line of its own, so the log has one needs_approval
+	// line per approval asked, and the lines of its retry name it.
+	ApprovalID string
 	// prepaid is set by AdmitAnswer: the call was charged when it asked
 	// for the approval it now brings.
 	prepaid bool

@@ -78,11 +78,17 @@ func (g *Guard) Allowed(name string) bool {
 // CallTimeout is the deadline each call runs under.
 func (g *Guard) CallTimeout() time.Duration { return g.cfg.CallTimeout }
 
-// CallTimeoutFor is the deadline a call of tool runs under: the shortest
-// of limits.call_timeout and every matching limits.tools timeout, with the
-// key that set it.
-func (g *Guard) CallTimeoutFor(tool string) (time.Duration, string) {
+// CallTimeoutFor is the deadline a call of tool runs under, with the key
+// that set it: limits.call_timeout, or atLeast (set by atLeastRule) when
+// that is longer, cut to the shortest matching limits.tools timeout.
+// atLeast is the tool's own run timeout: the default deadline of every
+// call does not cut it, while a limits.tools timeout, which the operator
+// set for that tool, does.
+func (g *Guard) CallTimeoutFor(tool string, atLeast time.Duration, atLeastRule string) (time.Duration, string) {
 	d, rule := g.cfg.CallTimeout, "limits.call_timeout"
+	if atLeast > d {
+		d, rule = atLeast, atLeastRule
+	}
 	for _, t := range g.applied[tool] {
 		if t.Timeout > 0 && t.Timeout < d {
 			d, rule = t.Timeout, "limits.tools."+t.Glob+".timeout"
@@ -202,7 +208,7 @@ func entry(call Call, digest, rule string, outcome Outcome, code string, start t
 	return Entry{
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
-		DroppedArgs: call.Dropped,
+		DroppedArgs: call.Dropped, Approval: call.ApprovalID,
 	}
 }
 

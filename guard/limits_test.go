@@ -159,3 +159,35 @@ func TestRequireTrustGlobsMarkTools(t *testing.T) {
 	tk.Finish(mcp.NewToolResultText("ok"), nil)
 	require.False(t, depthTools["read_file"].RequiresTrust, "the caller's tool list is not changed")
 }
+
+// TestCallTimeoutFor: limits.call_timeout does not cut a tool's own run
+// timeout, while a limits.tools timeout, set for the tool, does.
+func TestCallTimeoutFor(t *testing.T) {
+	tools := []ToolInfo{{Name: "run_script"}, {Name: "read_file"}}
+	cases := []struct {
+		name      string
+		perTool   time.Duration
+		atLeast   time.Duration
+		want      time.Duration
+		wantRule  string
+		toolLimit bool
+	}{
+		{"call_timeout", 0, 0, 30 * time.Second, "limits.call_timeout", false},
+		{"run timeout above call_timeout", 0, 65 * time.Second, 65 * time.Second, "exec.limits.timeout", false},
+		{"run timeout below call_timeout", 0, 10 * time.Second, 30 * time.Second, "limits.call_timeout", false},
+		{"tool timeout cuts the run timeout", 20 * time.Second, 65 * time.Second, 20 * time.Second, "limits.tools.run_*.timeout", true},
+		{"tool timeout above the run timeout", 90 * time.Second, 65 * time.Second, 65 * time.Second, "exec.limits.timeout", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := Limits{}
+			if tc.toolLimit {
+				l.Tools = []ToolLimits{{Glob: "run_*", Timeout: tc.perTool}}
+			}
+			g := New(Config{Policy: policyOf(t, []string{"*"}, nil, nil, nil), Limits: l, CallTimeout: 30 * time.Second}, tools, nil, nil)
+			d, rule := g.CallTimeoutFor("run_script", tc.atLeast, "exec.limits.timeout")
+			require.Equal(t, tc.want, d)
+			require.Equal(t, tc.wantRule, rule)
+		})
+	}
+}

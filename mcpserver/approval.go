@@ -85,7 +85,7 @@ func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call gu
 	}
 	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
 		state := a.states.sign(approvalState{Tool: call.Tool, Digest: t.Digest(), Session: call.Session,
-			Identity: call.Identity, Bytes: call.ArgBytes, Expires: a.now().Add(a.timeout)})
+			Identity: call.Identity, Bytes: call.ArgBytes, Expires: a.now().Add(a.timeout), Approval: t.ApprovalID()})
 		return server.NewInputRequestBuilder(state).Elicit(approvalInputID, params).ToolResult()
 	}
 	res, err := a.ask(ctx, params)
@@ -101,6 +101,8 @@ type answer struct {
 	response *mcp.ElicitationResult
 	// expired is an answer to this very call that came too late.
 	expired bool
+	// approvalID names the approval request answered (valid or expired).
+	approvalID string
 }
 
 // valid reports whether the answer may settle the call.
@@ -124,12 +126,12 @@ func (a *approver) answered(req mcp.CallToolRequest, call guard.Call) answer {
 		return answer{}
 	}
 	if a.now().After(st.Expires) {
-		return answer{expired: true}
+		return answer{expired: true, approvalID: st.Approval}
 	}
 	if !a.states.consume(st) {
 		return answer{}
 	}
-	return answer{response: res}
+	return answer{response: res, approvalID: st.Approval}
 }
 
 // ask sends elicitation/create and waits at most the approval timeout.

@@ -26,7 +26,10 @@ type approvalState struct {
 	Identity string    `json:"i"`
 	Bytes    int64     `json:"b"`
 	Expires  time.Time `json:"e"`
-	Nonce    string    `json:"n"`
+	// Approval names the approval request (guard.Ticket.ApprovalID), so
+	// that the retry's audit lines name the request they answer.
+	Approval string `json:"a"`
+	Nonce    string `json:"n"`
 }
 
 // stateSigner signs request states with a per-process key: an answer is

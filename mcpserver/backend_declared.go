@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -23,7 +24,7 @@ func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Close
 		if missing := h.MissingSecrets(t); len(missing) > 0 {
 			env.Log.Warn("declared tool has no credential; its calls fail until the variables are set", "tool", t.Name, "unset", missing)
 		}
-		out = append(out, h.Tool(t))
+		out = append(out, withRunTimeout(h.Tool(t), t, declared.DefaultHTTPTimeout, "tools."+t.Name+".timeout"))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "base_url", t.BaseURL, "requires_approval", t.ApprovalRequired())
 	}
 	return out, nil, nil
@@ -50,10 +51,21 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 	}
 	out := make([]tools.Tool, 0, len(decl))
 	for _, t := range decl {
-		out = append(out, c.Tool(t))
+		out = append(out, withRunTimeout(c.Tool(t), t, cfg.Limits.Timeout, "exec.limits.timeout"))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "command", t.Command, "sandbox", runner.Name(), "requires_approval", t.ApprovalRequired())
 	}
 	return out, closer, nil
+}
+
+// withRunTimeout gives a declared tool its own timeout (its timeout key,
+// else def under defKey), which the call deadline never cuts.
+func withRunTimeout(tool tools.Tool, t configs.DeclaredTool, def time.Duration, defKey string) tools.Tool {
+	d, key := t.Timeout, "tools."+t.Name+".timeout"
+	if d <= 0 {
+		d, key = def, defKey
+	}
+	tool.Meta.RunTimeout = func(map[string]any) (time.Duration, string) { return d, key }
+	return tool
 }
 
 // declaredToolset makes a toolset of the operator's declared tools, which

@@ -28,8 +28,10 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		}
 		// The retry that brings the human's answer (2026-07-28) was charged
 		// when it asked; only the server's own unused, unexpired state for
-		// this very call spares it a second charge.
+		// this very call spares it a second charge. Its audit lines name
+		// the approval request it answers, which is not asked again.
 		answer := s.approval.answered(req, call)
+		call.ApprovalID = answer.approvalID
 		admit := s.guard.Admit
 		if answer.valid() {
 			admit = s.guard.AdmitAnswer
@@ -65,12 +67,12 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 	return call, raw, nil
 }
 
-// runWithDeadline runs the handler under the call timeout and ends the
-// ticket with its result. Past the deadline the handler is told to stop
+// runWithDeadline runs the handler under the call deadline (callDeadline)
+// and ends the ticket with its result. Past the deadline the handler is told to stop
 // (its context ends) and lateCalls waits a grace period for it, so that
 // the audit line says what truly happened.
 func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guard.Call, next server.ToolHandlerFunc, req mcp.CallToolRequest) *mcp.CallToolResult {
-	timeout, rule := s.guard.CallTimeoutFor(req.Params.Name)
+	timeout, rule := s.callDeadline(req.Params.Name, call.Args)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	done := startHandler(ctx, next, req)

@@ -5,6 +5,7 @@ package mcpserver
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -25,13 +26,17 @@ type Server struct {
 	approval *approver
 	// late waits for and bounds calls that outlive their deadline.
 	late *lateCalls
+	// runTimeouts are the tools' own run timeouts, which the call
+	// deadline never cuts (callDeadline).
+	runTimeouts map[string]func(map[string]any) (time.Duration, string)
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
 // are registered too, so that a call to one gets a denied.not_allowed result
 // and an audit line, but they are never listed.
 func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger) *Server {
-	s := &Server{guard: g, log: log, tools: toolset, late: newLateCalls(defaultTimeoutGrace, defaultMaxAbandoned, log)}
+	s := &Server{guard: g, log: log, tools: toolset, late: newLateCalls(defaultTimeoutGrace, defaultMaxAbandoned, log),
+		runTimeouts: runTimeouts(toolset)}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.hideDisallowed)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {

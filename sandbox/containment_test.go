@@ -151,21 +151,34 @@ func TestContainment(t *testing.T) {
 	}
 }
 
+// TestCancelLeavesNothing: a cancelled run is killed and removed, and what
+// it printed before is returned, with the limit that stopped it.
 func TestCancelLeavesNothing(t *testing.T) {
 	for _, r := range runners(t) {
 		t.Run(r.Name(), func(t *testing.T) {
+			ws := t.TempDir()
+			require.NoError(t, os.Chmod(ws, 0o777)) // the run's unprivileged user marks its start here
 			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
+			type ended struct {
+				res sandbox.Result
+				err error
+			}
+			done := make(chan ended, 1)
 			go func() {
-				_, err := r.Run(ctx, sandbox.Request{Argv: []string{"/usr/bin/sleep", "1000"}, Env: []string{"PATH=/usr/bin"},
-					Limits: sandbox.Limits{Timeout: time.Minute}})
-				done <- err
+				res, err := r.Run(ctx, sandbox.Request{Argv: bash("echo before; : > started; exec /usr/bin/sleep 1000"), Env: []string{"PATH=/usr/bin"},
+					Workspace: ws, WorkspaceWritable: true, Limits: sandbox.Limits{Timeout: time.Minute}})
+				done <- ended{res, err}
 			}()
-			require.Eventually(t, func() bool { return len(sleepers()) > 0 || runscSleeping() }, 15*time.Second, 50*time.Millisecond)
+			require.Eventually(t, func() bool {
+				_, err := os.Stat(filepath.Join(ws, "started"))
+				return err == nil && (len(sleepers()) > 0 || runscSleeping())
+			}, 15*time.Second, 50*time.Millisecond)
 			cancel()
 			select {
-			case err := <-done:
-				require.ErrorIs(t, err, context.Canceled)
+			case e := <-done:
+				require.NoError(t, e.err)
+				require.Equal(t, sandbox.LimitCanceled, e.res.Limit)
+				require.Equal(t, "before\n", string(e.res.Stdout), "the output so far is kept")
 			case <-time.After(15 * time.Second):
 				t.Fatal("Run did not return after cancel")
 			}

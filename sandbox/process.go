@@ -116,7 +116,9 @@ func (s *supervised) setupFailure() string {
 }
 
 // run starts the process and waits for it, calling kill when it must stop
-// early; it reports which limit stopped it ("" for a normal exit).
+// early; it reports which limit stopped it ("" for a normal exit). The end
+// of ctx is a limit too (the caller's deadline or cancellation), so that
+// the output so far is returned rather than lost.
 func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()) (string, error) {
 	err := s.cmd.Start()
 	for _, f := range s.cmd.ExtraFiles {
@@ -138,13 +140,14 @@ func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()
 	case <-s.overflow:
 		reason = LimitOutput
 	case <-ctx.Done():
+		reason = LimitCanceled
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			reason = LimitTimeout
+		}
 	}
 	kill()
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	err = <-done
-	if reason == "" {
-		return "", ctx.Err()
-	}
 	return reason, exitErr(err)
 }
 

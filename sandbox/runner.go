@@ -109,6 +109,11 @@ const (
 	LimitMemory  = "memory"
 	LimitOutput  = "output"
 	LimitPids    = "pids"
+	// LimitCanceled is a run stopped because its context ended before
+	// its timeout (the caller was cancelled); a context whose deadline
+	// passed stops it with LimitTimeout. Either way what it printed so
+	// far is kept.
+	LimitCanceled = "canceled"
 )
 
 // Result is how a run ended.

@@ -37,6 +37,12 @@ type Meta struct {
 	// (declared tools); the tool enforces them itself.
 	Timeout        time.Duration
 	MaxOutputBytes int
+	// RunTimeout, when set, is how long a call with these (validated)
+	// arguments may run by the tool's own limit, such as a sandbox's
+	// wall-clock timeout, with the config key that sets it. The server's
+	// call deadline is never shorter than that plus a margin, so the
+	// tool's own limit ends a long run and what it printed comes back.
+	RunTimeout func(args map[string]any) (time.Duration, string)
 }
 
 // Annotations are the four MCP hints, all of which every tool sets

@@ -55,7 +55,7 @@ func (s *Set) runCommand() tools.Tool {
 	}
 	t := tools.New("run_command", fmt.Sprintf(runCommandDesc, list.String(), names[0]),
 		tools.Annotations{Title: "Run allowlisted command in sandbox", Destructive: s.anyWritable()},
-		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{command}"}, RequiresApproval: true, HighRisk: true},
+		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{command}"}, RequiresApproval: true, HighRisk: true, RunTimeout: s.runTimeout},
 		func(ctx context.Context, in RunCommandIn) (RunOut, error) {
 			c, ok := cmds[in.Command]
 			if !ok {

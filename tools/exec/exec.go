@@ -6,6 +6,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -73,6 +74,25 @@ func (s *Set) limits(timeoutSeconds int) (sandbox.Limits, error) {
 	}, nil
 }
 
+// runTimeout is how long a run with these arguments may take by its own
+// timeout (timeout_seconds, or exec.limits.timeout), with the key that
+// bounds it: the server's call deadline is never shorter (tools.Meta).
+// A timeout_seconds the run would refuse counts as the default.
+func (s *Set) runTimeout(args map[string]any) (time.Duration, string) {
+	l := s.cfg.Limits
+	var secs float64
+	switch v := args["timeout_seconds"].(type) {
+	case json.Number:
+		secs, _ = v.Float64()
+	case float64:
+		secs = v
+	}
+	if d := time.Duration(secs) * time.Second; d > 0 && d <= l.MaxTimeout {
+		return d, "exec.limits.max_timeout"
+	}
+	return l.Timeout, "exec.limits.timeout"
+}
+
 // RunOut is what a sandboxed run returns. A program that fails is a normal
 // result with its exit code; only a sandbox failure is a tool error.
 type RunOut struct {
@@ -82,7 +102,7 @@ type RunOut struct {
 	StderrTruncated bool   `json:"stderr_truncated" jsonschema:"True when stderr was cut at exec.limits.output_bytes"`
 	ExitCode        int    `json:"exit_code" jsonschema:"The program's exit status; 128+N when killed by signal N; -1 when killed before exiting"`
 	DurationMS      int64  `json:"duration_ms"`
-	LimitHit        string `json:"limit_hit,omitempty" jsonschema:"Which limit stopped the run: timeout, memory, output or pids; empty when none"`
+	LimitHit        string `json:"limit_hit,omitempty" jsonschema:"Which limit stopped the run: timeout, memory, output, pids or canceled; empty when none. stdout and stderr hold what it printed until then"`
 	Sandbox         string `json:"sandbox" jsonschema:"The sandbox backend that ran it, e.g. runsc/systrap or bwrap"`
 }
 

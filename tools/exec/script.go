@@ -40,9 +40,9 @@ Parameters:
 
 The sandbox: no network at all; the workspace is mounted read-only at /workspace, which is also the working directory; /tmp is a small writable scratch space that disappears after the run; the program runs as an unprivileged user with memory, CPU, process and file-size limits; the server's environment variables are not visible.
 
-Returns: stdout, stderr (each capped; stdout_truncated / stderr_truncated say when cut), exit_code, duration_ms, limit_hit (timeout, memory, output or pids when a limit stopped the run) and sandbox (the backend). A script that fails is a normal result with a non-zero exit_code: read stderr.
+Returns: stdout, stderr (each capped; stdout_truncated / stderr_truncated say when cut), exit_code, duration_ms, limit_hit (timeout, memory, output, pids or canceled when a limit or a cancellation stopped the run; stdout and stderr then hold what it printed until then) and sandbox (the backend). A script that fails is a normal result with a non-zero exit_code: read stderr.
 
-Errors: invalid_argument.interpreter for anything but the enabled interpreters; limit.too_large when script plus stdin exceed the input cap; invalid_argument for a bad timeout_seconds or args; sandbox.failed when the sandbox itself could not run; canceled when the call is cancelled (the sandbox is killed).
+Errors: invalid_argument.interpreter for anything but the enabled interpreters; limit.too_large when script plus stdin exceed the input cap; invalid_argument for a bad timeout_seconds or args; sandbox.failed when the sandbox itself could not run; canceled when the call is cancelled before the run starts (a run already going is killed and returns its output with limit_hit canceled).
 
 Side effects: none outside the sandbox unless the operator made the workspace writable. Each run starts from a clean sandbox.
 
@@ -51,7 +51,7 @@ Example: {"interpreter": "python", "script": "import sys\nprint(sum(map(int, sys
 func (s *Set) runScript() tools.Tool {
 	t := tools.New("run_script", runScriptDesc,
 		tools.Annotations{Title: "Run script in sandbox", Destructive: s.cfg.WorkspaceWritable},
-		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{interpreter}"}, RequiresApproval: true, HighRisk: true},
+		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{interpreter}"}, RequiresApproval: true, HighRisk: true, RunTimeout: s.runTimeout},
 		func(ctx context.Context, in RunScriptIn) (RunOut, error) {
 			req, err := s.scriptRequest(in)
 			if err != nil {
