@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"google.golang.org/genai"
 )
 
@@ -102,10 +103,45 @@ func (b *Bridge) call(ctx context.Context, name string, args map[string]any) map
 	if res.IsError {
 		e := resultError(res)
 		fmt.Fprintf(b.activity, "← %s error %s\n", visible(name), visible(fmt.Sprint(e["code"])))
-		return map[string]any{"error": e}
+		return withLabel(map[string]any{"error": e}, res)
 	}
 	fmt.Fprintf(b.activity, "← %s ok\n", visible(name))
-	return map[string]any{"output": resultOutput(res)}
+	return withLabel(map[string]any{"output": resultOutput(res)}, res)
+}
+
+// withLabel adds to a response what the server's output filter said of the
+// result: "untrusted": true and the injection "warning" text. The filter
+// puts the label in _meta and the warning in a text content of its own; the
+// structured result, which the model gets instead of the text, carries
+// neither, so without this a file's injected instructions would reach
+// Gemini unflagged.
+func withLabel(resp map[string]any, res *mcp.CallToolResult) map[string]any {
+	if res.Meta != nil {
+		var label struct {
+			Untrusted bool `json:"untrusted"`
+		}
+		// In process the report is the filter's own type, over a
+		// transport a decoded map: JSON reads both.
+		if raw, err := json.Marshal(res.Meta.AdditionalFields[outfilter.MetaKey]); err == nil &&
+			json.Unmarshal(raw, &label) == nil && label.Untrusted {
+			resp["untrusted"] = true
+		}
+	}
+	if w := warnings(res.Content); len(w) > 0 {
+		resp["warning"] = strings.Join(w, "\n")
+	}
+	return resp
+}
+
+// warnings returns the texts of the filter's warning contents.
+func warnings(content []mcp.Content) []string {
+	var out []string
+	for _, c := range content {
+		if t, ok := c.(mcp.TextContent); ok && strings.HasPrefix(t.Text, outfilter.WarningPrefix) {
+			out = append(out, t.Text)
+		}
+	}
+	return out
 }
 
 // resultError reads a toolwarden-style coded error ({code, message, hint})
@@ -119,7 +155,8 @@ func resultError(res *mcp.CallToolResult) map[string]any {
 	return map[string]any{"code": "tool_error", "message": t}
 }
 
-// resultOutput prefers the structured result, else the text.
+// resultOutput prefers the structured result, else the text. The filter's
+// warning is left out here: withLabel gives it its own key.
 func resultOutput(res *mcp.CallToolResult) any {
 	if res.StructuredContent != nil {
 		return res.StructuredContent
@@ -127,13 +164,16 @@ func resultOutput(res *mcp.CallToolResult) any {
 	return contentText(res.Content)
 }
 
-// contentText joins text contents and names the others.
+// contentText joins text contents, except the filter's warnings, and names
+// the others.
 func contentText(content []mcp.Content) string {
 	var parts []string
 	for _, c := range content {
 		switch c := c.(type) {
 		case mcp.TextContent:
-			parts = append(parts, c.Text)
+			if !strings.HasPrefix(c.Text, outfilter.WarningPrefix) {
+				parts = append(parts, c.Text)
+			}
 		case mcp.ImageContent:
 			parts = append(parts, "[image "+c.MIMEType+" omitted]")
 		case mcp.AudioContent:

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -172,5 +175,75 @@ func TestArtifactsBinarySurvivesStoreCrash(t *testing.T) {
 		if strings.HasPrefix(a.Name, "big") {
 			require.Equal(t, len(big), a.Size, "%s is whole", a.Name)
 		}
+	}
+}
+
+// TestArtifactsBinaryRanges: a 600 KiB artifact, refused whole, is read
+// back through the real binary in three ranges whose bytes hash to what
+// store_artifact reported; a hostile range is refused naming its rule.
+func TestArtifactsBinaryRanges(t *testing.T) {
+	ws, env := artifactEnv(t)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--allow", "*_artifact*",
+		"--approval", "store_artifact=allow")
+	require.NoError(t, err)
+	defer c.Close()
+	initialize(t, c)
+	call := func(name string, args map[string]any) map[string]any {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctxT(t), req)
+		require.NoError(t, err)
+		var out map[string]any
+		require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &out))
+		if res.IsError {
+			out["isError"] = true
+		}
+		return out
+	}
+
+	data := make([]byte, 600<<10)
+	for i := range data {
+		data[i] = byte(i*7 + i/251)
+	}
+	task := uuid.NewString()
+	stored := call("store_artifact", map[string]any{"task_id": task, "name": "big.bin",
+		"content": base64.StdEncoding.EncodeToString(data), "encoding": "base64"})
+	require.Nil(t, stored["isError"], "%v", stored)
+
+	whole := call("retrieve_artifact", map[string]any{"task_id": task, "name": "big.bin"})
+	require.Equal(t, true, whole["isError"])
+	require.Equal(t, "artifacts.max_inline_bytes", whole["rule"], "%v", whole)
+
+	var back []byte
+	ranges := 0
+	for off := float64(0); ; {
+		ranges++
+		out := call("retrieve_artifact", map[string]any{"task_id": task, "name": "big.bin", "offset": off})
+		require.Nil(t, out["isError"], "%v", out)
+		require.Equal(t, float64(len(data)), out["size"])
+		chunk, err := base64.StdEncoding.DecodeString(out["content"].(string))
+		require.NoError(t, err)
+		back = append(back, chunk...)
+		if out["truncated"] != true {
+			break
+		}
+		off = out["next_offset"].(float64)
+	}
+	require.Equal(t, 3, ranges)
+	sum := sha256.Sum256(back)
+	require.Equal(t, stored["sha256"], hex.EncodeToString(sum[:]))
+
+	for _, c := range []struct {
+		args map[string]any
+		rule string
+	}{
+		{map[string]any{"offset": -1}, "artifacts.range"},
+		{map[string]any{"offset": len(data) + 1}, "artifacts.range"},
+		{map[string]any{"offset": 0, "length": 1 << 40}, "artifacts.max_inline_bytes"},
+	} {
+		c.args["task_id"], c.args["name"] = task, "big.bin"
+		out := call("retrieve_artifact", c.args)
+		require.Equal(t, true, out["isError"], "%v", c.args)
+		require.Equal(t, c.rule, out["rule"], "%v", out)
 	}
 }

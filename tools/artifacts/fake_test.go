@@ -68,9 +68,12 @@ func readBody(body io.Reader, size int64) ([]byte, error) {
 	return data, nil
 }
 
-func (f *fakeObjects) Get(ctx context.Context, key string) (io.ReadCloser, minio.ObjectInfo, error) {
+func (f *fakeObjects) Get(ctx context.Context, key string, offset, length int64) (io.ReadCloser, minio.ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, minio.ObjectInfo{}, err
+	}
+	if offset < 0 || length <= 0 {
+		return nil, minio.ObjectInfo{}, fmt.Errorf("invalid range: offset %d, length %d", offset, length)
 	}
 	f.mu.Lock()
 	obj, ok := f.objs[key]
@@ -79,7 +82,12 @@ func (f *fakeObjects) Get(ctx context.Context, key string) (io.ReadCloser, minio
 		return nil, minio.ObjectInfo{}, minio.ErrorResponse{Code: "NoSuchKey", StatusCode: http.StatusNotFound, Key: key,
 			Message: "The specified key does not exist."}
 	}
-	return io.NopCloser(bytes.NewReader(obj.data)), obj.info, nil
+	size := int64(len(obj.data))
+	if offset >= size {
+		return io.NopCloser(bytes.NewReader(nil)), obj.info, nil
+	}
+	end := offset + min(length, size-offset)
+	return io.NopCloser(bytes.NewReader(obj.data[offset:end])), obj.info, nil
 }
 
 // List sends what ListObjectsV2 would, page by page: MaxKeys is the page

@@ -81,7 +81,7 @@ func sha(b []byte) string {
 // requireAbsent checks that no object exists under key.
 func requireAbsent(t *testing.T, s *Store, key string) {
 	t.Helper()
-	r, _, err := s.objects.Get(ctxT(t), key)
+	r, _, err := s.objects.Get(ctxT(t), key, 0, 1<<30)
 	if err == nil {
 		r.Close()
 	}

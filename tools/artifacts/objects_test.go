@@ -22,7 +22,7 @@ func TestObjectsContract(t *testing.T) {
 		}
 
 		t.Run("missing key", func(t *testing.T) {
-			_, _, err := s.objects.Get(ctxT(t), p+"missing")
+			_, _, err := s.objects.Get(ctxT(t), p+"missing", 0, 1<<30)
 			resp := minio.ToErrorResponse(err)
 			require.Equal(t, "NoSuchKey", resp.Code)
 			require.Equal(t, http.StatusNotFound, resp.StatusCode)
@@ -53,11 +53,33 @@ func TestObjectsContract(t *testing.T) {
 			require.NoError(t, put("once", "third", minio.PutObjectOptions{}))
 
 			require.Equal(t, "third", getString(t, s, p+"once"))
-			_, info, err := s.objects.Get(ctxT(t), p+"once")
+			_, info, err := s.objects.Get(ctxT(t), p+"once", 0, 1<<30)
 			require.NoError(t, err)
 			require.Equal(t, int64(5), info.Size)
 			require.Equal(t, "application/octet-stream", info.ContentType, "the default content type")
 			require.NotEmpty(t, info.ETag)
+		})
+
+		t.Run("ranges", func(t *testing.T) {
+			require.NoError(t, put("r", "0123456789", minio.PutObjectOptions{}))
+			require.NoError(t, put("empty", "", minio.PutObjectOptions{}))
+			for _, c := range []struct {
+				key            string
+				offset, length int64
+				want           string
+			}{
+				{"r", 0, 4, "0123"}, {"r", 3, 2, "34"}, {"r", 8, 100, "89"}, {"r", 9, 1, "9"},
+				{"r", 10, 5, ""}, {"r", 11, 5, ""}, {"empty", 0, 5, ""},
+			} {
+				body, info, err := s.objects.Get(ctxT(t), p+c.key, c.offset, c.length)
+				require.NoError(t, err, "%+v", c)
+				data, err := io.ReadAll(body)
+				body.Close()
+				require.NoError(t, err)
+				require.Equal(t, c.want, string(data), "%+v", c)
+				require.Equal(t, int64(len(map[string]string{"r": "0123456789"}[c.key])), info.Size, "the whole size, %+v", c)
+				require.NotEmpty(t, info.ETag)
+			}
 		})
 
 		t.Run("listing", func(t *testing.T) {
@@ -91,7 +113,7 @@ func TestObjectsContract(t *testing.T) {
 
 func getString(t *testing.T, s *Store, key string) string {
 	t.Helper()
-	r, _, err := s.objects.Get(ctxT(t), key)
+	r, _, err := s.objects.Get(ctxT(t), key, 0, 1<<30)
 	require.NoError(t, err)
 	defer r.Close()
 	data, err := io.ReadAll(r)

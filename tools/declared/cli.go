@@ -33,18 +33,37 @@ func (c CLI) Tool(t configs.DeclaredTool) tools.Tool {
 	chk := newChecker(t, c.Workspace)
 	side := fmt.Sprintf("runs %s in the sandbox (no network, unprivileged, limited, workspace read-only at /workspace); each parameter is exactly one argument, never interpreted by a shell.",
 		strings.Join(t.Command, " "))
-	return build(t, "stdout, stderr (each capped, with truncated flags), exit_code, duration_ms, limit_hit, sandbox. A failing program is a normal result with its exit_code.", side,
+	argv := func(args map[string]any) ([]string, error) {
+		vals, err := chk.values(args)
+		if err != nil {
+			return nil, err
+		}
+		return Argv(t, vals)
+	}
+	tool := build(t, "stdout, stderr (each capped, with truncated flags), exit_code, duration_ms, limit_hit, sandbox. A failing program is a normal result with its exit_code.", side,
 		func(ctx context.Context, args map[string]any) (exec.RunOut, error) {
-			vals, err := chk.values(args)
-			if err != nil {
-				return exec.RunOut{}, err
-			}
-			argv, err := Argv(t, vals)
+			argv, err := argv(args)
 			if err != nil {
 				return exec.RunOut{}, err
 			}
 			return c.run(ctx, t, argv)
 		})
+	return tools.WithPreview(tool, tools.PreviewOf(func(_ context.Context, args map[string]any) (string, error) {
+		argv, err := argv(args)
+		if err != nil {
+			return "", err
+		}
+		return c.preview(t, argv), nil
+	}))
+}
+
+// preview is what the human approves for a cli tool: the exact argv the
+// sandbox will run, shell-quoted for display only (no shell runs it), and
+// the sandbox's terms.
+func (c CLI) preview(t configs.DeclaredTool, argv []string) string {
+	l := c.limits(t)
+	return fmt.Sprintf("Run declared tool %s in the sandbox (no shell; one argument per quoted word):\n%s\nNo network; workspace read-only at /workspace; timeout %s, output %d KiB per stream.",
+		t.Name, tools.ShellQuote(argv), l.Timeout, l.OutputBytes>>10)
 }
 
 // Argv substitutes checked values into t's template: each placeholder's
@@ -85,7 +104,8 @@ func param(t configs.DeclaredTool, name string) configs.ToolParam {
 	return t.Params[i]
 }
 
-func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (exec.RunOut, error) {
+// limits are exec.limits with t's own timeout and output cap.
+func (c CLI) limits(t configs.DeclaredTool) sandbox.Limits {
 	l := c.Limits
 	limits := sandbox.Limits{
 		Timeout: l.Timeout, MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids, NoFile: l.NoFile, NProc: l.NProc,
@@ -97,7 +117,11 @@ func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (ex
 	if t.MaxOutputBytes > 0 {
 		limits.OutputBytes = t.MaxOutputBytes
 	}
-	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: limits}
+	return limits
+}
+
+func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (exec.RunOut, error) {
+	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: c.limits(t)}
 	if t.GoCache {
 		if err := c.withGo(ctx, &req, t.Env); err != nil {
 			return exec.RunOut{}, err

@@ -114,7 +114,7 @@ func (h HTTP) Tool(t configs.DeclaredTool) tools.Tool {
 	ht := h.prepare(t)
 	chk := newChecker(t, nil)
 	side := fmt.Sprintf("sends one %s request to %s (the server adds any credentials; you never see them); no other host is reachable.", t.Method, t.BaseURL)
-	return build(t, "status, content_type, body (cut at the tool's output cap) and truncated. A non-2xx answer is an upstream.status error with the start of its body.", side,
+	tool := build(t, "status, content_type, body (cut at the tool's output cap) and truncated. A non-2xx answer is an upstream.status error with the start of its body.", side,
 		func(ctx context.Context, args map[string]any) (HTTPOut, error) {
 			vals, err := chk.values(args)
 			if err != nil {
@@ -122,12 +122,18 @@ func (h HTTP) Tool(t configs.DeclaredTool) tools.Tool {
 			}
 			return ht.call(ctx, vals)
 		})
+	return tools.WithPreview(tool, tools.PreviewOf(func(ctx context.Context, args map[string]any) (string, error) {
+		vals, err := chk.values(args)
+		if err != nil {
+			return "", err
+		}
+		return ht.preview(ctx, vals)
+	}))
 }
 
 func (ht *httpTool) call(ctx context.Context, vals map[string]value) (HTTPOut, error) {
-	if len(ht.missing) > 0 {
-		return HTTPOut{}, toolerr.New(toolerr.BackendUnavailable, "The operator must set the tool's credential in the server's environment.",
-			"tool %s has no credential configured", ht.t.Name).WithRule("tools." + ht.t.Name + ".credentials")
+	if err := ht.credentials(); err != nil {
+		return HTTPOut{}, err
 	}
 	timeout := ht.t.Timeout
 	if timeout == 0 {
@@ -163,6 +169,15 @@ func (ht *httpTool) call(ctx context.Context, vals map[string]value) (HTTPOut, e
 		return HTTPOut{}, ht.statusError(resp, text)
 	}
 	return HTTPOut{Status: resp.StatusCode, ContentType: resp.Header.Get("Content-Type"), Body: text, Truncated: truncated}, nil
+}
+
+// credentials refuses a call when a secret the tool sends is unset.
+func (ht *httpTool) credentials() error {
+	if len(ht.missing) > 0 {
+		return toolerr.New(toolerr.BackendUnavailable, "The operator must set the tool's credential in the server's environment.",
+			"tool %s has no credential configured", ht.t.Name).WithRule("tools." + ht.t.Name + ".credentials")
+	}
+	return nil
 }
 
 // request builds the request: params into the query or a JSON body.
