@@ -46,7 +46,9 @@ type cliRun struct {
 	// skipTrust trusts the folder with --skip-trust instead of
 	// GEMINI_CLI_TRUST_WORKSPACE=true.
 	skipTrust bool
-	args      []string
+	// policy, when set, is a policy file passed with --policy.
+	policy string
+	args   []string
 }
 
 // cliResult is what a run left behind.
@@ -90,6 +92,11 @@ func (r cliRun) run(t *testing.T, turns ...fake.Turn) cliResult {
 
 	args := append([]string{"-m", "gemini-2.5-flash", "-o", "json"}, r.args...)
 	env = append(env, "GEMINI_API_KEY=dummy", "GOOGLE_GEMINI_BASE_URL="+f.URL, "NO_COLOR=1")
+	if r.policy != "" {
+		path := filepath.Join(t.TempDir(), "policy.toml")
+		require.NoError(t, os.WriteFile(path, []byte(r.policy), 0o644))
+		args = append(args, "--policy", path)
+	}
 	if r.skipTrust {
 		args = append(args, "--skip-trust")
 	} else {
@@ -198,6 +205,16 @@ func toolwardenDeclared(t *testing.T, f *fake.Server) []string {
 // answerDone ends every model turn with a text.
 var answerDone = fake.Turn{Parts: []map[string]any{fake.Text("done")}, Repeat: true}
 
+// allowToolwarden is a Gemini CLI policy rule that lets every toolwarden
+// tool run without a confirmation (toolwarden still applies its own
+// policy and approvals).
+const allowToolwarden = `[[rule]]
+mcpName = "toolwarden"
+toolName = "*"
+decision = "allow"
+priority = 200
+`
+
 // TestGeminiCLIHeadlessNeeds records which toolwarden tools a headless
 // `gemini -p` run declares to the model under each setting; docs/clients.md
 // is written from it.
@@ -215,18 +232,26 @@ func TestGeminiCLIHeadlessNeeds(t *testing.T) {
 		// write_file, and it matches excluded names against MCP tools'
 		// unprefixed names too.
 		{"trust true", cliRun{trust: true}, withoutWrite},
-		{"trust false, yolo", cliRun{trust: false, args: []string{"--approval-mode", "yolo"}}, allTools},
-		{"trust true, yolo", cliRun{trust: true, args: []string{"--approval-mode", "yolo"}}, allTools},
-		{"trust false, allowed tools", cliRun{trust: false, settings: map[string]any{"tools": map[string]any{
+		{"trust false + yolo", cliRun{trust: false, args: []string{"--approval-mode", "yolo"}}, allTools},
+		{"trust true + yolo", cliRun{trust: true, args: []string{"--approval-mode", "yolo"}}, allTools},
+		{"trust false + allowed tools", cliRun{trust: false, settings: map[string]any{"tools": map[string]any{
 			"allowed": []string{"mcp_toolwarden_read_file", "mcp_toolwarden_write_file"}}}}, []string{"read_file"}},
-		{"trust false, allowed server", cliRun{trust: false, args: []string{"--allowed-mcp-server-names", "toolwarden"}}, withoutWrite},
-		{"trust true, includeTools", cliRun{trust: true, server: map[string]any{"includeTools": []string{"read_file", "write_file"}}}, []string{"read_file"}},
-		{"trust true, excludeTools", cliRun{trust: true, server: map[string]any{"excludeTools": []string{"delete_file"}}},
+		// The policy engine's way (--allowed-tools and tools.allowed are
+		// deprecated): allow the server's tools without asking.
+		{"trust false + policy allows toolwarden", cliRun{trust: false, policy: allowToolwarden}, withoutWrite},
+		// mcp.allowed (or --allowed-mcp-server-names) both limits the
+		// servers started and allows their tools without asking.
+		{"trust false + mcp.allowed", cliRun{trust: false, settings: map[string]any{"mcp": map[string]any{"allowed": []string{"toolwarden"}}}}, withoutWrite},
+		// Headless only: interactive runs still ask.
+		{"trust false + mcp.autoAllowInHeadless", cliRun{trust: false, settings: map[string]any{"mcp": map[string]any{"autoAllowInHeadless": true}}}, withoutWrite},
+		{"trust false + allowed server", cliRun{trust: false, args: []string{"--allowed-mcp-server-names", "toolwarden"}}, withoutWrite},
+		{"trust true + includeTools", cliRun{trust: true, server: map[string]any{"includeTools": []string{"read_file", "write_file"}}}, []string{"read_file"}},
+		{"trust true + excludeTools", cliRun{trust: true, server: map[string]any{"excludeTools": []string{"delete_file"}}},
 			[]string{"create_directory", "directory_tree", "edit_file", "file_info", "grep_files", "list_directory",
 				"move_file", "read_file", "read_multiple_files", "search_files"}},
 		// --skip-trust trusts the folder too late: the project's
 		// .gemini/settings.json, and so toolwarden, is never loaded.
-		{"trust true, --skip-trust", cliRun{trust: true, skipTrust: true}, nil},
+		{"trust true + --skip-trust", cliRun{trust: true, skipTrust: true}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := tc.run.run(t, answerDone)
