@@ -32,8 +32,8 @@ const geminiCLIVersion = "0.61.0"
 // updateGeminiCLI rewrites the recorded call arguments in testdata.
 var updateGeminiCLI = flag.Bool("update-gemini-cli", false, "rewrite testdata/gemini-cli-calls.json from a run")
 
-// allTools is every tool `serve` lists with the embedded defaults here.
-var allTools = []string{"create_directory", "delete_file", "directory_tree", "edit_file", "file_info", "grep_files",
+// servedTools is every tool `serve` lists with the embedded defaults here.
+var servedTools = []string{"create_directory", "delete_file", "directory_tree", "edit_file", "file_info", "grep_files",
 	"list_directory", "move_file", "read_file", "read_multiple_files", "search_files", "write_file"}
 
 // cliRun is one headless Gemini CLI run.
@@ -81,11 +81,11 @@ func (r cliRun) run(t *testing.T, turns ...fake.Turn) cliResult {
 	for k, v := range r.settings {
 		project[k] = v
 	}
-	writeJSON(t, filepath.Join(ws, ".gemini", "settings.json"), project)
+	writeSettings(t, filepath.Join(ws, ".gemini", "settings.json"), project)
 	// The user settings (HOME is parent) pick the API-key auth, which
 	// GOOGLE_GEMINI_BASE_URL alone does not, and keep usage statistics
 	// from trying to reach Google.
-	writeJSON(t, filepath.Join(parent, ".gemini", "settings.json"), map[string]any{
+	writeSettings(t, filepath.Join(parent, ".gemini", "settings.json"), map[string]any{
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 		"privacy":  map[string]any{"usageStatisticsEnabled": false},
 	})
@@ -111,7 +111,7 @@ func (r cliRun) run(t *testing.T, turns ...fake.Turn) cliResult {
 	return cliResult{ws: ws, output: stdout.String(), fake: f, rpc: readRPC(t, rpcLog)}
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeSettings(t *testing.T, path string, v any) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	data, err := json.MarshalIndent(v, "", "  ")
@@ -219,7 +219,7 @@ priority = 200
 // `gemini -p` run declares to the model under each setting; docs/clients.md
 // is written from it.
 func TestGeminiCLIHeadlessNeeds(t *testing.T) {
-	withoutWrite := allTools[:len(allTools)-1]
+	withoutWrite := servedTools[:len(servedTools)-1]
 	for _, tc := range []struct {
 		name string
 		run  cliRun
@@ -232,8 +232,8 @@ func TestGeminiCLIHeadlessNeeds(t *testing.T) {
 		// write_file, and it matches excluded names against MCP tools'
 		// unprefixed names too.
 		{"trust true", cliRun{trust: true}, withoutWrite},
-		{"trust false + yolo", cliRun{trust: false, args: []string{"--approval-mode", "yolo"}}, allTools},
-		{"trust true + yolo", cliRun{trust: true, args: []string{"--approval-mode", "yolo"}}, allTools},
+		{"trust false + yolo", cliRun{trust: false, args: []string{"--approval-mode", "yolo"}}, servedTools},
+		{"trust true + yolo", cliRun{trust: true, args: []string{"--approval-mode", "yolo"}}, servedTools},
 		{"trust false + allowed tools", cliRun{trust: false, settings: map[string]any{"tools": map[string]any{
 			"allowed": []string{"mcp_toolwarden_read_file", "mcp_toolwarden_write_file"}}}}, []string{"read_file"}},
 		// The policy engine's way (--allowed-tools and tools.allowed are
