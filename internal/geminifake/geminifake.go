@@ -67,7 +67,8 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 		s.problems = append(s.problems, fmt.Sprintf("request %d: body is not JSON: %v", len(s.requests)+1, err))
 	}
 	s.requests = append(s.requests, req)
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":generateContent") {
+	stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":generateContent") && !stream {
 		s.problems = append(s.problems, "unexpected "+r.Method+" "+r.URL.Path)
 	}
 	if len(s.turns) == 0 {
@@ -96,9 +97,23 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 	if t.Parts != nil {
 		candidate["content"] = map[string]any{"role": "model", "parts": t.Parts}
 	}
+	resp := map[string]any{"candidates": []any{candidate}}
+	if stream {
+		writeStream(w, resp)
+		return t
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"candidates": []any{candidate}})
+	_ = json.NewEncoder(w).Encode(resp)
 	return t
+}
+
+// writeStream answers a streamGenerateContent request (Gemini CLI's main
+// loop uses it, with alt=sse) as one server-sent event holding the whole
+// response.
+func writeStream(w http.ResponseWriter, resp map[string]any) {
+	data, _ := json.Marshal(resp)
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = fmt.Fprintf(w, "data: %s\r\n\r\n", data)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
