@@ -279,15 +279,19 @@ func TestShippedExamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dir, name))
 			require.NoError(t, err)
-			var doc map[string]map[string]struct {
+			type server struct {
 				Command string   `json:"command"`
 				Args    []string `json:"args"`
 				HTTPURL string   `json:"httpUrl"`
 			}
+			var doc struct {
+				MCPServers map[string]server `json:"mcpServers"` // Claude Desktop, Gemini CLI
+				Servers    map[string]server `json:"servers"`    // VS Code
+			}
 			require.NoError(t, json.Unmarshal(data, &doc))
-			servers := doc["mcpServers"]
+			servers := doc.MCPServers
 			if servers == nil {
-				servers = doc["servers"]
+				servers = doc.Servers
 			}
 			require.Contains(t, servers, "toolwarden")
 			require.Equal(t, "toolwarden", servers["toolwarden"].Command)
