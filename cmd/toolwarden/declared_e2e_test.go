@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 const declaredKey = "sk-e2e-DECLARED-7d1f0c"
@@ -162,4 +163,39 @@ func TestDeclaredCLIWithoutSandbox(t *testing.T) {
 	adv := string(out)[strings.Index(string(out), "advertised_tools:"):strings.Index(string(out), "hidden_tools:")]
 	require.Contains(t, adv, "- lookup")
 	require.NotContains(t, adv, "grep_code")
+}
+
+// TestDeclaredApprovalShowsArgv: approving a declared cli tool shows the
+// exact command line that will run, each argument shell-quoted (hostile
+// text escaped), not the JSON arguments; a declined call runs nothing.
+func TestDeclaredApprovalShowsArgv(t *testing.T) {
+	testenv.Root(t) // declared cli tools run only in a sandbox
+	ws, env := workspace(t)
+	cfg := filepath.Join(t.TempDir(), "tw.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`policy:
+  allow: [touch_note]
+tools:
+  - name: touch_note
+    description: Create an empty note file named by the model.
+    type: cli
+    command: [/usr/bin/touch, --, "{name}"]
+    params:
+      - {name: name, type: string, required: true, description: The note's name.}
+`), 0o644))
+	p := &person{action: mcp.ElicitationResponseActionDecline}
+	c := stdioClient(t, env, mcp.LATEST_PROTOCOL_VERSION, p, "--config", cfg, "--workspace", ws)
+	defer c.Close()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "touch_note"
+	req.Params.Arguments = map[string]any{"name": "a b$(id)\n'x"}
+	res, err := c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	require.True(t, res.IsError, "declined")
+	require.Equal(t, 1, p.asked())
+	q := p.questions[0]
+	require.Contains(t, q, `/usr/bin/touch -- $'a b$(id)\n\'x'`, "the exact argv, quoted: %s", q)
+	require.NotContains(t, q, `"name":`, "not the JSON arguments")
+	entries, err := os.ReadDir(ws)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing ran: only hello.txt is there")
 }
