@@ -53,7 +53,7 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 		out = append(out, c.Tool(t))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "command", t.Command, "sandbox", runner.Name(), "requires_approval", t.ApprovalRequired())
 	}
-	return out, closer, nil
+	return out, withRunner(runner, closer), nil
 }
 
 // declaredToolset makes a toolset of the operator's declared tools, which
