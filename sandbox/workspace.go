@@ -112,7 +112,14 @@ func (w *Workspace) Rename(oldRel, newRel string) error {
 		return toolerr.New(toolerr.AlreadyExists, "Choose another destination or delete it first.",
 			"destination %q already exists", newRel)
 	}
-	return mapErr(oldRel, w.root.Rename(oldRel, newRel))
+	err := w.root.Rename(oldRel, newRel)
+	rel := oldRel
+	if err != nil && (isEscape(err) || errors.Is(err, syscall.ELOOP)) {
+		if _, serr := w.root.Lstat(oldRel); serr == nil {
+			rel = newRel // the source is reachable, so the destination is at fault
+		}
+	}
+	return mapErr(rel, err)
 }
 
 // Remove deletes a file or an empty directory.

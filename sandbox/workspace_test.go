@@ -382,6 +382,7 @@ func TestHostileLinksEveryOperation(t *testing.T) {
 			t.Run(op.name+" "+rel, func(t *testing.T) {
 				te := requireCode(t, op.do(rel), code)
 				require.NotEmpty(t, te.Rule)
+				require.Contains(t, te.Message, rel, "the message names the path at fault")
 			})
 		}
 	}
