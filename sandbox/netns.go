@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,4 +37,30 @@ func removeNetnsMount(p string) error {
 		return err
 	}
 	return nil
+}
+
+// errBusy is lockNetns's answer when a run holds the lock.
+var errBusy = errors.New("a sandbox run is under way")
+
+// lockNetns takes the state directory's netns lock: shared for a run,
+// which waits only while another server removes the namespace, and
+// exclusive without waiting for removing it, which fails with errBusy
+// while any run holds it. The returned function releases it.
+func lockNetns(stateDir string, exclusive bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(stateDir, "netns.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	how := unix.LOCK_SH
+	if exclusive {
+		how = unix.LOCK_EX | unix.LOCK_NB
+	}
+	if err := unix.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, errBusy
+		}
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
 }

@@ -32,3 +32,22 @@ func TestRemoveNetnsMount(t *testing.T) {
 		})
 	}
 }
+
+// TestLockNetns: a run's shared lock keeps removal away; without runs,
+// removal gets the lock, and runs wait only for it.
+func TestLockNetns(t *testing.T) {
+	dir := t.TempDir()
+	run1, err := lockNetns(dir, false)
+	require.NoError(t, err)
+	run2, err := lockNetns(dir, false)
+	require.NoError(t, err, "runs share the lock")
+	_, err = lockNetns(dir, true)
+	require.ErrorIs(t, err, errBusy)
+	run1()
+	_, err = lockNetns(dir, true)
+	require.ErrorIs(t, err, errBusy, "one run is enough")
+	run2()
+	remove, err := lockNetns(dir, true)
+	require.NoError(t, err)
+	remove()
+}

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,8 +44,14 @@ func (r *Runsc) globalArgs() []string {
 	return append(args, r.Flags...)
 }
 
-// Run implements Runner.
+// Run implements Runner. The run holds the state directory's netns lock
+// shared, so that no server removes runsc's network namespace under it.
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
+	unlock, err := lockNetns(r.StateDir, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
 	return runWith(ctx, r, r.StateDir, req)
 }
 
@@ -128,9 +135,18 @@ func (r *Runsc) Cleanup() error {
 func (r *Runsc) Close() error { return r.removeNetns() }
 
 // removeNetns unmounts and removes runsc's null network namespace unless
-// a container of a live server (this one or another sharing the state
-// directory) still runs: runsc creates the file again for the next run.
+// a run of a live server (this one or another sharing the state
+// directory) holds the netns lock, or a container not left by a dead
+// server is listed: runsc creates the file again for the next run.
 func (r *Runsc) removeNetns() error {
+	unlock, err := lockNetns(r.StateDir, true)
+	if errors.Is(err, errBusy) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for _, id := range r.containers() {
 		if !isLeftover(id) {
 			return nil
