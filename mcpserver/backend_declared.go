@@ -54,7 +54,7 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 		out = append(out, withRunTimeout(c.Tool(t), t, cfg.Limits.Timeout, "exec.limits.timeout"))
 		env.Log.Info("declared tool", "tool", t.Name, "type", t.Type, "command", t.Command, "sandbox", runner.Name(), "requires_approval", t.ApprovalRequired())
 	}
-	return out, closer, nil
+	return out, withRunner(runner, closer), nil
 }
 
 // withRunTimeout gives a declared tool its own timeout (its timeout key,

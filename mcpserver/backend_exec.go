@@ -31,7 +31,31 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, closer := goToolchain(cfg, env)
 	set.Bind(runner, tc)
-	return closer, nil
+	return withRunner(runner, closer), nil
+}
+
+// withRunner closes the sandbox backend (runsc unmounts its network
+// namespace) after c, when the backend has something to close.
+func withRunner(r sandbox.Runner, c io.Closer) io.Closer {
+	rc, ok := r.(io.Closer)
+	if !ok {
+		return c
+	}
+	if c == nil {
+		return rc
+	}
+	return closers{c, rc}
+}
+
+// closers closes each in turn and joins their errors.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	errs := make([]error, 0, len(cs))
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // goToolchain finds Go for go scripts and starts preparing its cache in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -24,17 +25,24 @@ func IsTempName(name string) bool { return strings.HasPrefix(name, tempPrefix) }
 // O_EXCL so that no existing file or link is opened, and is then renamed over
 // the target. A symlink or hard link at the target is replaced, never written
 // through, so it cannot redirect the write outside the workspace; a failed
-// write leaves the old file intact. The rename commits the write: when ctx
-// has ended by then, the temporary file is removed, the target is left as
-// it was and ctx's error is returned, so a stopped call changes nothing.
+// write leaves the old file intact. A symlink that leads out of the
+// workspace (even to nothing) or into a loop is refused instead: it is the
+// operator's, and replacing it would silently undo their link (see
+// checkLink). The rename commits the write: when ctx has ended by then,
+// the temporary file is removed, the target is left as it was and ctx's
+// error is returned, so a stopped call changes nothing.
 func (w *Workspace) WriteFileAtomic(ctx context.Context, rel string, data []byte) error {
 	perm := fs.FileMode(0o644)
 	if fi, err := w.root.Lstat(rel); err == nil {
-		if fi.IsDir() {
+		switch {
+		case fi.IsDir():
 			return mapErr(rel, &fs.PathError{Op: "write", Path: rel, Err: syscall.EISDIR})
-		}
-		if fi.Mode().IsRegular() {
+		case fi.Mode().IsRegular():
 			perm = fi.Mode().Perm()
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if err := w.checkLink(rel); err != nil {
+				return err
+			}
 		}
 	}
 	// The writer's pid in the name lets the next start tell a killed
@@ -74,4 +82,17 @@ func randomSuffix() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// checkLink refuses a write onto the symlink rel when the link leads out of
+// the workspace, existing target or not (path.symlink_inside_workspace),
+// or into a loop (path.symlink_loop). A link to a place inside, even one
+// that does not exist yet, is replaced like any file: the guard has checked
+// both the link's path and its target's.
+func (w *Workspace) checkLink(rel string) error {
+	_, err := w.root.Stat(rel)
+	if err != nil && (isEscape(err) || errors.Is(err, syscall.ELOOP)) {
+		return mapErr(rel, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,6 +50,9 @@ func Detect(ctx context.Context, opt DetectOptions) (Runner, error) {
 			err = probe(ctx, r)
 		}
 		if err != nil {
+			if cl, ok := r.(io.Closer); ok {
+				_ = cl.Close() // a failed probe may still have mounted something
+			}
 			why = append(why, err.Error())
 			continue
 		}

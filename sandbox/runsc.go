@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,8 +44,14 @@ func (r *Runsc) globalArgs() []string {
 	return append(args, r.Flags...)
 }
 
-// Run implements Runner.
+// Run implements Runner. The run holds the state directory's netns lock
+// shared, so that no server removes runsc's network namespace under it.
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
+	unlock, err := lockNetns(r.StateDir, false)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
 	return runWith(ctx, r, r.StateDir, req)
 }
 
@@ -95,11 +102,19 @@ func (r *Runsc) kill(id string) { _ = r.runsc("kill", "--all", id, "KILL") }
 
 func (r *Runsc) delete(id string) { _ = r.runsc("delete", "--force", id) }
 
+// containers lists the container IDs in the state root.
+func (r *Runsc) containers() []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, r.Path, append(r.globalArgs(), "list", "--quiet")...).Output()
+	return strings.Fields(string(out))
+}
+
 // Cleanup removes what a crashed server left behind: containers in the
-// state root, run directories and run cgroups.
+// state root, run directories, run cgroups and runsc's network-namespace
+// mount.
 func (r *Runsc) Cleanup() error {
-	out, _ := exec.Command(r.Path, append(r.globalArgs(), "list", "--quiet")...).Output()
-	for _, id := range strings.Fields(string(out)) {
+	for _, id := range r.containers() {
 		if isLeftover(id) {
 			r.kill(id)
 			r.delete(id)
@@ -108,5 +123,34 @@ func (r *Runsc) Cleanup() error {
 	if err := removeLeftoverRuns(filepath.Join(r.StateDir, "runs")); err != nil {
 		return err
 	}
-	return cleanupCgroups()
+	if err := cleanupCgroups(); err != nil {
+		return err
+	}
+	return r.removeNetns()
+}
+
+// Close removes runsc's network-namespace mount, so that a server that
+// exits cleanly leaves no mount in its state directory. Runs must have
+// ended: the server closes its backends only after its last call.
+func (r *Runsc) Close() error { return r.removeNetns() }
+
+// removeNetns unmounts and removes runsc's null network namespace unless
+// a run of a live server (this one or another sharing the state
+// directory) holds the netns lock, or a container not left by a dead
+// server is listed: runsc creates the file again for the next run.
+func (r *Runsc) removeNetns() error {
+	unlock, err := lockNetns(r.StateDir, true)
+	if errors.Is(err, errBusy) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for _, id := range r.containers() {
+		if !isLeftover(id) {
+			return nil
+		}
+	}
+	return removeNetnsMount(filepath.Join(r.StateDir, "runsc", nullNetns))
 }

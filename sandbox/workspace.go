@@ -112,7 +112,14 @@ func (w *Workspace) Rename(oldRel, newRel string) error {
 		return toolerr.New(toolerr.AlreadyExists, "Choose another destination or delete it first.",
 			"destination %q already exists", newRel)
 	}
-	return mapErr(oldRel, w.root.Rename(oldRel, newRel))
+	err := w.root.Rename(oldRel, newRel)
+	rel := oldRel
+	if err != nil && (isEscape(err) || errors.Is(err, syscall.ELOOP)) {
+		if _, serr := w.root.Lstat(oldRel); serr == nil {
+			rel = newRel // the source is reachable, so the destination is at fault
+		}
+	}
+	return mapErr(rel, err)
 }
 
 // Remove deletes a file or an empty directory.
@@ -147,6 +154,9 @@ func mapErr(rel string, err error) error {
 	case isEscape(err):
 		return toolerr.Wrap(err, toolerr.PathSymlinkEscape, "Symlinks that leave the workspace are not followed; use a path inside it.",
 			"path %q resolves outside the workspace (through a symlink)", rel).WithRule("path.symlink_inside_workspace")
+	case errors.Is(err, syscall.ELOOP):
+		return toolerr.Wrap(err, toolerr.PathInvalid, "The path runs through a loop of symlinks (or too many links); use the real path of the file.",
+			"path %q does not resolve: too many levels of symbolic links", rel).WithRule("path.symlink_loop")
 	case errors.Is(err, fs.ErrNotExist):
 		return toolerr.Wrap(err, toolerr.NotFound, "Check the path with list_directory or search_files.",
 			"%q does not exist in the workspace", rel)

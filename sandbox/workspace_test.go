@@ -250,17 +250,12 @@ func TestReadFileLimited(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicReplacesLinks(t *testing.T) {
+func TestWriteFileAtomicReplacesHardLinks(t *testing.T) {
 	tests := []struct {
 		name string
 		rel  string
 		link func(l *layout) error
 	}{
-		{"relative symlink out", "rel_link", nil},
-		{"absolute symlink out", "abs_link", nil},
-		{"symlink to sibling dir file", "evil_link", func(l *layout) error {
-			return os.Symlink("../ws_evil/secret", filepath.Join(l.dir, "evil_link"))
-		}},
 		{"hard link out", "hard_link", func(l *layout) error {
 			return os.Link(l.secret, filepath.Join(l.dir, "hard_link"))
 		}},
@@ -271,10 +266,8 @@ func TestWriteFileAtomicReplacesLinks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLayout(t)
-			if tt.link != nil {
-				if err := tt.link(l); err != nil {
-					t.Skipf("cannot create the link here: %v", err)
-				}
+			if err := tt.link(l); err != nil {
+				t.Skipf("cannot create the link here: %v", err)
 			}
 			require.NoError(t, l.ws.WriteFileAtomic(context.Background(), tt.rel, []byte("pwned\n")))
 
@@ -286,6 +279,115 @@ func TestWriteFileAtomicReplacesLinks(t *testing.T) {
 			requireNoTemp(t, l.parent)
 		})
 	}
+}
+
+// hostileLinks adds the symlinks of issue 22: dangling ones out of the
+// workspace, a dangling one inside, and a loop.
+func hostileLinks(t *testing.T, l *layout) {
+	t.Helper()
+	for name, target := range map[string]string{
+		"dangling_abs_out": filepath.Join(l.parent, "nowhere"),
+		"dangling_rel_out": "../nowhere",
+		"dangling_sibling": "../ws_evil/nowhere",
+		"dangling_in":      "dir/missing.txt",
+		"loop_a":           "loop_b",
+		"loop_b":           "loop_a",
+		"self":             "self",
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(l.dir, name)))
+	}
+}
+
+// TestWriteFileAtomicRefusesLinksOut: a write onto a symlink that leads out
+// of the workspace (to a file or to nothing) or into a loop is refused
+// with the rule, and the operator's link stays as it was.
+func TestWriteFileAtomicRefusesLinksOut(t *testing.T) {
+	tests := []struct {
+		rel  string
+		code toolerr.Code
+		rule string
+	}{
+		{"rel_link", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"abs_link", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"chain", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"dangling_abs_out", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"dangling_rel_out", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"dangling_sibling", toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"loop_a", toolerr.PathInvalid, "path.symlink_loop"},
+		{"self", toolerr.PathInvalid, "path.symlink_loop"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rel, func(t *testing.T) {
+			l := newLayout(t)
+			hostileLinks(t, l)
+			link := filepath.Join(l.dir, tt.rel)
+			before, err := os.Readlink(link)
+			require.NoError(t, err)
+
+			te := requireCode(t, l.ws.WriteFileAtomic(context.Background(), tt.rel, []byte("pwned\n")), tt.code)
+			require.Equal(t, tt.rule, te.Rule)
+
+			after, err := os.Readlink(link)
+			require.NoError(t, err, "the link is still a link")
+			require.Equal(t, before, after)
+			l.requireOutsideIntact(t)
+			requireNoTemp(t, l.parent)
+		})
+	}
+}
+
+// TestWriteFileAtomicDanglingLinkInside documents the choice for a link
+// that points inside the workspace at nothing: like a link to an existing
+// file inside, it is replaced by the written file, and its target is not
+// created (the guard checked both paths; nothing leaves the workspace).
+func TestWriteFileAtomicDanglingLinkInside(t *testing.T) {
+	l := newLayout(t)
+	hostileLinks(t, l)
+	require.NoError(t, l.ws.WriteFileAtomic(context.Background(), "dangling_in", []byte("new")))
+	fi, err := os.Lstat(filepath.Join(l.dir, "dangling_in"))
+	require.NoError(t, err)
+	require.True(t, fi.Mode().IsRegular())
+	requireContent(t, filepath.Join(l.dir, "dangling_in"), "new")
+	require.NoFileExists(t, filepath.Join(l.dir, "dir", "missing.txt"))
+	l.requireOutsideIntact(t)
+}
+
+// TestHostileLinksEveryOperation: every workspace operation on a dangling
+// link out of the workspace or a loop names the rule, never "internal".
+func TestHostileLinksEveryOperation(t *testing.T) {
+	l := newLayout(t)
+	hostileLinks(t, l)
+	ops := []struct {
+		name string
+		do   func(rel string) error
+	}{
+		{"Open", func(rel string) error { _, err := l.ws.Open(rel); return err }},
+		{"Stat", func(rel string) error { _, err := l.ws.Stat(rel); return err }},
+		{"ReadDir", func(rel string) error { _, err := l.ws.ReadDir(rel); return err }},
+		{"ReadFileLimited", func(rel string) error { _, _, err := l.ws.ReadFileLimited(rel, 10); return err }},
+		{"MkdirAll below", func(rel string) error { return l.ws.MkdirAll(rel + "/sub") }},
+		{"WriteFileAtomic below", func(rel string) error {
+			return l.ws.WriteFileAtomic(context.Background(), rel+"/f", []byte("x"))
+		}},
+		{"Rename into", func(rel string) error { return l.ws.Rename(insideTarget, rel+"/moved") }},
+	}
+	links := map[string]toolerr.Code{
+		"dangling_abs_out": toolerr.PathSymlinkEscape,
+		"dangling_rel_out": toolerr.PathSymlinkEscape,
+		"loop_a":           toolerr.PathInvalid,
+		"self":             toolerr.PathInvalid,
+	}
+	for _, op := range ops {
+		for rel, code := range links {
+			t.Run(op.name+" "+rel, func(t *testing.T) {
+				te := requireCode(t, op.do(rel), code)
+				require.NotEmpty(t, te.Rule)
+				require.Contains(t, te.Message, rel, "the message names the path at fault")
+			})
+		}
+	}
+	l.requireOutsideIntact(t)
+	requireContent(t, filepath.Join(l.dir, insideTarget), insideText)
 }
 
 func TestWriteFileAtomic(t *testing.T) {

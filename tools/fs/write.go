@@ -34,9 +34,9 @@ Parameters:
 
 Returns: path, bytes_written, created (true for a new file).
 
-Errors: limit.too_large over fs.max_write_bytes; not_found when the parent directory is missing and create_dirs is false; invalid_argument.not_a_file when path is a directory; invalid_argument.path_outside_workspace.
+Errors: limit.too_large over fs.max_write_bytes; not_found when the parent directory is missing and create_dirs is false; invalid_argument.not_a_file when path is a directory; invalid_argument.path_outside_workspace; invalid_argument.path_symlink_escape when path is a symlink that leads outside the workspace (even to nothing); invalid_argument.path_invalid for a symlink loop.
 
-Side effects: writes the file atomically (temporary file, then rename): readers never see half a file, a failed write leaves the old file intact, and a symlink or hard link at path is replaced, not written through. Overwrites without asking: read the file first if unsure.
+Side effects: writes the file atomically (temporary file, then rename): readers never see half a file, a failed write leaves the old file intact, and a symlink inside the workspace or a hard link at path is replaced, not written through. Overwrites without asking: read the file first if unsure.
 
 Example: {"path": "notes/todo.md", "content": "- ship it\n", "create_dirs": true}`
 

@@ -1,6 +1,7 @@
 package fs_test
 
 import (
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,8 @@ func TestWriteFile(t *testing.T) {
 			fs.WriteFileOut{Path: "dir/u.txt", BytesWritten: 1, Created: true}, "dir/u.txt", "u"},
 		{"unicode name", map[string]any{"path": "données/é.txt", "content": "ok", "create_dirs": true},
 			fs.WriteFileOut{Path: "données/é.txt", BytesWritten: 2, Created: true}, "données/é.txt", "ok"},
-		{"over an escaping symlink replaces the link", map[string]any{"path": "out_link", "content": "mine"},
-			fs.WriteFileOut{Path: "out_link", BytesWritten: 4}, "out_link", "mine"},
+		{"over a dangling symlink inside replaces the link", map[string]any{"path": "in_dangling", "content": "mine"},
+			fs.WriteFileOut{Path: "in_dangling", BytesWritten: 4}, "in_dangling", "mine"},
 		{"over a hard link replaces the link", map[string]any{"path": "hard_link", "content": "mine"},
 			fs.WriteFileOut{Path: "hard_link", BytesWritten: 4}, "hard_link", "mine"},
 	}
@@ -45,7 +46,7 @@ func TestWriteFile(t *testing.T) {
 			f := newFixture(t)
 			f.write("old.txt", "old content\n")
 			f.mkdir("dir")
-			f.symlink("../outside/secret.txt", "out_link")
+			f.symlink("dir/missing.txt", "in_dangling")
 			if err := os.Link(f.secret, filepath.Join(f.dir, "hard_link")); err != nil {
 				t.Skipf("no hard links here: %v", err)
 			}
@@ -79,6 +80,10 @@ func TestWriteFileFailures(t *testing.T) {
 		{"over a file in a symlinked directory outside", map[string]any{"path": "out_dir/secret.txt", "content": "x"}, toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
 		{"create_dirs through a symlinked directory outside", map[string]any{"path": "out_dir/sub/new.txt", "content": "x", "create_dirs": true}, toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
 		{"dotdot", map[string]any{"path": "../new.txt", "content": "x"}, toolerr.PathOutsideWorkspace, "path.inside_workspace"},
+		{"over a symlink out", map[string]any{"path": "out_link", "content": "x"}, toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"over a dangling symlink out", map[string]any{"path": "out_dangling", "content": "x"}, toolerr.PathSymlinkEscape, "path.symlink_inside_workspace"},
+		{"over a symlink loop", map[string]any{"path": "loop", "content": "x"}, toolerr.PathInvalid, "path.symlink_loop"},
+		{"through a symlink loop", map[string]any{"path": "loop/new.txt", "content": "x", "create_dirs": true}, toolerr.PathInvalid, "path.symlink_loop"},
 		{"unknown argument", map[string]any{"path": "new.txt", "content": "x", "mode": "0777"}, toolerr.InvalidSchema, ""},
 	}
 	for _, tt := range tests {
@@ -88,8 +93,16 @@ func TestWriteFileFailures(t *testing.T) {
 			f.mkdir("dir")
 			f.write("dir/keep.txt", "keep\n")
 			f.symlink("../outside", "out_dir")
+			f.symlink("../outside/secret.txt", "out_link")
+			f.symlink("../outside/nowhere", "out_dangling")
+			f.symlink("loop", "loop")
 			e := callErr(f, "write_file", tt.args, tt.code)
 			require.Equal(t, tt.rule, e.Rule)
+			for _, link := range []string{"out_link", "out_dangling", "loop"} {
+				fi, err := os.Lstat(filepath.Join(f.dir, link))
+				require.NoError(t, err)
+				require.Equal(t, iofs.ModeSymlink, fi.Mode().Type(), "%s is still the operator's link", link)
+			}
 			require.Equal(t, "old content\n", f.read("old.txt"))
 			require.Equal(t, "keep\n", f.read("dir/keep.txt"))
 			require.False(t, f.exists("new.txt"))
