@@ -149,7 +149,9 @@ func TestSoakHTTP(t *testing.T) {
 	}
 
 	d := soakDuration(t)
-	warm, failures := load(d / 10) // warm-up: pools, caches and connections
+	// Warm up long enough to fill the connection pools (client, MinIO,
+	// Neo4j) and the heap at this concurrency before taking the baseline.
+	warm, failures := load(max(d/10, 15*time.Second))
 	require.Empty(t, failures)
 	time.Sleep(3 * time.Second)
 	before := readProc(t, cmd.Process.Pid)
@@ -159,8 +161,12 @@ func TestSoakHTTP(t *testing.T) {
 	after := readProc(t, cmd.Process.Pid)
 	t.Logf("soak %s: %d calls (%.0f/s) after %d warm-up calls; before: %+v, after: %+v", d, calls,
 		float64(calls)/d.Seconds(), warm, before, after)
-	require.LessOrEqual(t, after.fds, before.fds+before.fds/10+2, "open files come back")
-	require.LessOrEqual(t, after.threads, before.threads+before.threads/10+2, "threads come back")
+	// Connection pools legitimately hold a few more or fewer sockets from
+	// one moment to the next (up to one per worker to the client and one
+	// to a backend); a leak at this call rate shows as hundreds.
+	const poolSlack = 2 * 8
+	require.LessOrEqual(t, after.fds, before.fds+before.fds/10+poolSlack, "open files come back")
+	require.LessOrEqual(t, after.threads, before.threads+before.threads/10+8, "threads come back")
 	require.LessOrEqual(t, after.rssKB, before.rssKB+before.rssKB/10, "memory comes back")
 }
 
