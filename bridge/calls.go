@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"google.golang.org/genai"
 )
 
@@ -122,7 +121,7 @@ func withLabel(resp map[string]any, res *mcp.CallToolResult) map[string]any {
 		}
 		// In process the report is the filter's own type, over a
 		// transport a decoded map: JSON reads both.
-		if raw, err := json.Marshal(res.Meta.AdditionalFields[outfilter.MetaKey]); err == nil &&
+		if raw, err := json.Marshal(res.Meta.AdditionalFields[filterMetaKey]); err == nil &&
 			json.Unmarshal(raw, &label) == nil && label.Untrusted {
 			resp["untrusted"] = true
 		}
@@ -137,7 +136,7 @@ func withLabel(resp map[string]any, res *mcp.CallToolResult) map[string]any {
 func warnings(content []mcp.Content) []string {
 	var out []string
 	for _, c := range content {
-		if t, ok := c.(mcp.TextContent); ok && strings.HasPrefix(t.Text, outfilter.WarningPrefix) {
+		if t, ok := c.(mcp.TextContent); ok && strings.HasPrefix(t.Text, filterWarningPrefix) {
 			out = append(out, t.Text)
 		}
 	}
@@ -171,7 +170,7 @@ func contentText(content []mcp.Content) string {
 	for _, c := range content {
 		switch c := c.(type) {
 		case mcp.TextContent:
-			if !strings.HasPrefix(c.Text, outfilter.WarningPrefix) {
+			if !strings.HasPrefix(c.Text, filterWarningPrefix) {
 				parts = append(parts, c.Text)
 			}
 		case mcp.ImageContent:

@@ -57,9 +57,9 @@ func TestOutputFilterBinary(t *testing.T) {
 	for _, s := range secrets {
 		lines = append(lines, s.Line)
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(ws, ".env"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "settings.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 
-	text := serveAndRead(t, ws, env, ".env")
+	text := serveAndRead(t, ws, env, "settings.txt")
 	for _, s := range secrets {
 		require.NotContains(t, text, s.Needle(), s.Kind)
 		require.Contains(t, text, outfilter.Redaction(s.Rule))
