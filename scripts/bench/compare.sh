@@ -1,33 +1,33 @@
 #!/usr/bin/env bash
-# compare.sh — measure toolwarden's per-call overhead against a bare mcp-go
-# server exposing the same read_file tool.
+# compare.sh — toolwarden's per-call cost beside a bare mcp-go server and the
+# reference filesystem MCP server (Node), measured in one run by rawload: a
+# lean client (raw JSON-RPC over pipes or plain HTTP POSTs, no MCP client
+# library), the servers called alternately in rounds, ratios to the bare
+# server per round and their medians.
 #
 # Usage (from anywhere inside the repo):
-#   scripts/bench/compare.sh                 # stdio, N=3000
-#   N=10000 CONCURRENCY=4 scripts/bench/compare.sh
-#   MODE=http scripts/bench/compare.sh       # streamable HTTP on 127.0.0.1
-#   BARE_ONLY=1 scripts/bench/compare.sh     # skip toolwarden (baseline only)
+#   scripts/bench/compare.sh                     # stdio, 5 rounds of 2000 calls
+#   MODE=http CONCURRENCY=16 scripts/bench/compare.sh
+#   PROTOCOL=2026-07-28 MODE=http scripts/bench/compare.sh
 #
 # Environment:
-#   N            measured calls per target (default 3000)
-#   WARMUP       unmeasured warm-up calls (default 200)
-#   CONCURRENCY  mcpload workers (default 1)
+#   N            measured calls per server per round (default 2000)
+#   ROUNDS       alternating rounds (default 5)
+#   WARMUP       unmeasured calls per server first (default 200)
+#   CONCURRENCY  calls in flight per server (default 1)
 #   MODE         stdio (default) or http
-#   BARE_ONLY    1 = only benchmark the bare server
-#   HTTP_PATH    toolwarden's HTTP endpoint path (default /mcp)
-#   CHILD_STDERR 1 = show stdio servers' stderr
-#   TOOLWARDEN_BIN  use this prebuilt toolwarden binary instead of building
-#                   ./cmd/toolwarden
+#   PROTOCOL     2025-11-25 (default) or 2026-07-28
+#   REFERENCE    0 = leave out the reference filesystem server (needs npm)
+#   TOOLWARDEN_BIN  use this prebuilt toolwarden binary
 set -euo pipefail
 
-N="${N:-3000}"
+N="${N:-2000}"
+ROUNDS="${ROUNDS:-5}"
 WARMUP="${WARMUP:-200}"
 CONCURRENCY="${CONCURRENCY:-1}"
 MODE="${MODE:-stdio}"
-BARE_ONLY="${BARE_ONLY:-0}"
-HTTP_PATH="${HTTP_PATH:-/mcp}"
-CHILD_STDERR="${CHILD_STDERR:-0}"
-TOOLWARDEN_BIN="${TOOLWARDEN_BIN:-}"
+PROTOCOL="${PROTOCOL:-2025-11-25}"
+REFERENCE="${REFERENCE:-1}"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twbench.XXXXXX")"
@@ -51,11 +51,8 @@ log() { printf '==> %s\n' "$*" >&2; }
 build() {
   log "building into $bin"
   mkdir -p "$bin"
-  (cd "$repo" && go build -o "$bin/" ./scripts/bench/mcpload ./scripts/bench/bareserver)
-  if [[ "$BARE_ONLY" == 1 ]]; then
-    return 0
-  fi
-  if [[ -n "$TOOLWARDEN_BIN" ]]; then
+  (cd "$repo" && go build -o "$bin/" ./scripts/bench/rawload ./scripts/bench/bareserver)
+  if [[ -n "${TOOLWARDEN_BIN:-}" ]]; then
     cp "$TOOLWARDEN_BIN" "$bin/toolwarden"
   else
     (cd "$repo" && go build -o "$bin/toolwarden" ./cmd/toolwarden)
@@ -76,103 +73,54 @@ free_port() {
 wait_port() {
   local port="$1" pid="$2" logfile="$3" i
   for ((i = 0; i < 100; i++)); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      return 0
-    fi
-    if ! kill -0 "$pid" 2>/dev/null; then
-      log "server exited early; log:"; cat "$logfile" >&2; return 1
-    fi
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return 0; fi
+    if ! kill -0 "$pid" 2>/dev/null; then log "server exited early; log:"; cat "$logfile" >&2; return 1; fi
     sleep 0.1
   done
   log "timed out waiting for port $port; log:"; cat "$logfile" >&2
   return 1
 }
 
-# load ARGS...: run mcpload with the shared benchmark options.
-load() {
-  local extra=()
-  if [[ "$CHILD_STDERR" == 1 ]]; then
-    extra+=(--child-stderr)
-  fi
-  "$bin/mcpload" --tool read_file --args '{"path":"bench.txt"}' \
-    --n "$N" --warmup "$WARMUP" --concurrency "$CONCURRENCY" --json \
-    "${extra[@]}" "$@"
-}
-
-tw_env=(
-  "TOOLWARDEN_AUDIT_PATH=$tmp/audit.jsonl"
-  "TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=1000000"
-)
-
-bench_stdio() {
-  log "bare server over stdio (N=$N)"
-  load --cmd "$bin/bareserver --root $ws" >"$tmp/bare.json"
-  if [[ "$BARE_ONLY" == 1 ]]; then
-    return 0
-  fi
-  log "toolwarden over stdio (N=$N)"
-  local envargs=() kv
-  for kv in "${tw_env[@]}"; do envargs+=(--env "$kv"); done
-  load --cmd "$bin/toolwarden serve --workspace $ws" "${envargs[@]}" >"$tmp/tw.json"
-}
-
-bench_http() {
-  local port
+# start_http NAME CMD...: start a server on a free port (its address is
+# the command's last argument); sets url to its base URL.
+start_http() {
+  local name="$1" port
+  shift
   port="$(free_port)"
-  log "bare server over HTTP on 127.0.0.1:$port (N=$N)"
-  "$bin/bareserver" --root "$ws" --http "127.0.0.1:$port" 2>"$tmp/bare.log" &
+  "$@" "127.0.0.1:$port" >"$tmp/$name.log" 2>&1 &
   pids+=("$!")
-  wait_port "$port" "$!" "$tmp/bare.log"
-  load --url "http://127.0.0.1:$port/mcp" >"$tmp/bare.json"
-  if [[ "$BARE_ONLY" == 1 ]]; then
-    return 0
-  fi
-
-  port="$(free_port)"
-  local token
-  token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-  log "toolwarden over HTTP on 127.0.0.1:$port (N=$N)"
-  env "${tw_env[@]}" TOOLWARDEN_HTTP_TOKEN="$token" \
-    "$bin/toolwarden" serve --workspace "$ws" --http "127.0.0.1:$port" 2>"$tmp/tw.log" &
-  pids+=("$!")
-  wait_port "$port" "$!" "$tmp/tw.log"
-  MCPLOAD_TOKEN="$token" load --url "http://127.0.0.1:$port$HTTP_PATH" >"$tmp/tw.json"
-}
-
-summarize() {
-  local tw_file=""
-  if [[ "$BARE_ONLY" != 1 ]]; then
-    tw_file="$tmp/tw.json"
-  fi
-  python3 - "$MODE" "$tmp/bare.json" "$tw_file" <<'PY'
-import json, sys
-
-mode, bare_path, tw_path = sys.argv[1], sys.argv[2], sys.argv[3]
-bare = json.load(open(bare_path))
-print(f"bare       ({mode}): {json.dumps(bare)}")
-if not tw_path:
-    print(f"bare calls/s: {bare['calls_per_sec']:.1f}")
-    sys.exit(0)
-tw = json.load(open(tw_path))
-print(f"toolwarden ({mode}): {json.dumps(tw)}")
-print()
-print(f"{'':12}{'p50 us':>10}{'p99 us':>10}{'calls/s':>10}{'errors':>8}")
-for name, r in (("bare", bare), ("toolwarden", tw)):
-    print(f"{name:12}{r['p50_us']:>10.1f}{r['p99_us']:>10.1f}{r['calls_per_sec']:>10.1f}{r['errors']:>8}")
-print()
-print(f"p50 overhead ratio (toolwarden/bare): {tw['p50_us'] / bare['p50_us']:.2f}")
-PY
+  wait_port "$port" "$!" "$tmp/$name.log"
+  url="http://127.0.0.1:$port"
 }
 
 main() {
-  case "$MODE" in
-    stdio | http) ;;
-    *) log "MODE must be stdio or http, got '$MODE'"; exit 2 ;;
-  esac
+  case "$MODE" in stdio | http) ;; *) log "MODE must be stdio or http, got '$MODE'"; exit 2 ;; esac
   build
   make_workspace
-  "bench_$MODE"
-  summarize
+  export TOOLWARDEN_AUDIT_PATH="$tmp/audit.jsonl" TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=1000000
+  local targets=() ref=""
+  if [[ "$REFERENCE" == 1 ]]; then
+    ref="$("$repo/scripts/bench/setup-reference-fs" | tail -n 1)"
+  fi
+  if [[ "$MODE" == stdio ]]; then
+    targets+=(--target "bare=stdio:$bin/bareserver --root $ws" --target "toolwarden=stdio:$bin/toolwarden serve --workspace $ws")
+    [[ -z "$ref" ]] || targets+=(--target "reference=stdio:node $ref $ws")
+  else
+    local token url
+    token="bench-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+    export RAWLOAD_TOKEN="$token" TOOLWARDEN_HTTP_TOKEN="$token"
+    start_http bare "$bin/bareserver" --root "$ws" --http
+    targets+=(--target "bare=http:$url/mcp")
+    start_http toolwarden "$bin/toolwarden" serve --workspace "$ws" --http
+    targets+=(--target "toolwarden=http:$url/mcp")
+    # The reference server speaks stdio only.
+    [[ -z "$ref" ]] || log "MODE=http: the reference filesystem server has no HTTP transport; left out"
+  fi
+  log "rawload: $ROUNDS rounds of $N calls, concurrency $CONCURRENCY, $MODE, protocol $PROTOCOL"
+  "$bin/rawload" "${targets[@]}" --target-tool reference=read_text_file \
+    --target-args "reference={\"path\":\"$ws/bench.txt\"}" \
+    --tool read_file --args '{"path":"bench.txt"}' \
+    --n "$N" --rounds "$ROUNDS" --warmup "$WARMUP" --concurrency "$CONCURRENCY" --protocol "$PROTOCOL"
 }
 
 main "$@"

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+)
+
+// stats summarizes one round's latencies in microseconds.
+type stats struct {
+	P50, P90, P99, Max float64
+	CallsPerSec        float64
+}
+
+func summarize(lat []time.Duration, elapsed time.Duration) stats {
+	sorted := slices.Clone(lat)
+	slices.Sort(sorted)
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	return stats{
+		P50: us(percentile(sorted, 50)), P90: us(percentile(sorted, 90)),
+		P99: us(percentile(sorted, 99)), Max: us(sorted[len(sorted)-1]),
+		CallsPerSec: float64(len(sorted)) / elapsed.Seconds(),
+	}
+}
+
+// percentile is the nearest-rank p-th percentile of sorted values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	rank := int(math.Ceil(p / 100 * float64(len(sorted))))
+	return sorted[max(rank, 1)-1]
+}
+
+// median of the values (the mean of the middle two for an even count).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// printRound prints the round's figures per target and, from the second
+// target on, its ratios to the first target's same round.
+func printRound(w io.Writer, cfg config, r int, rounds [][]stats) {
+	if cfg.jsonOut {
+		return
+	}
+	base := rounds[0][r-1]
+	for i, t := range cfg.targets {
+		st := rounds[i][r-1]
+		fmt.Fprintf(w, "round %d  %-12s p50 %8.1f µs  p90 %8.1f  p99 %8.1f  max %9.1f  %8.0f calls/s",
+			r, t.name, st.P50, st.P90, st.P99, st.Max, st.CallsPerSec)
+		if i > 0 {
+			fmt.Fprintf(w, "  p50 %.2fx p99 %.2fx calls/s %.2fx", st.P50/base.P50, st.P99/base.P99, st.CallsPerSec/base.CallsPerSec)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// summary is one target's medians over the rounds, with the medians of its
+// per-round ratios to the first target.
+type summary struct {
+	Target       string  `json:"target"`
+	Rounds       int     `json:"rounds"`
+	N            int     `json:"n_per_round"`
+	Concurrency  int     `json:"concurrency"`
+	P50us        float64 `json:"p50_us"`
+	P99us        float64 `json:"p99_us"`
+	CallsPerSec  float64 `json:"calls_per_sec"`
+	P50Ratio     float64 `json:"p50_ratio_to_first"`
+	P99Ratio     float64 `json:"p99_ratio_to_first"`
+	CallsPerSecR float64 `json:"calls_per_sec_ratio_to_first"`
+}
+
+func summaries(cfg config, rounds [][]stats) []summary {
+	out := make([]summary, len(rounds))
+	for i, rs := range rounds {
+		var p50, p99, cps, r50, r99, rcps []float64
+		for r, st := range rs {
+			base := rounds[0][r]
+			p50, p99, cps = append(p50, st.P50), append(p99, st.P99), append(cps, st.CallsPerSec)
+			r50, r99, rcps = append(r50, st.P50/base.P50), append(r99, st.P99/base.P99), append(rcps, st.CallsPerSec/base.CallsPerSec)
+		}
+		out[i] = summary{
+			Target: cfg.targets[i].name, Rounds: len(rs), N: cfg.n, Concurrency: cfg.concurrency,
+			P50us: round1(median(p50)), P99us: round1(median(p99)), CallsPerSec: round1(median(cps)),
+			P50Ratio: round2(median(r50)), P99Ratio: round2(median(r99)), CallsPerSecR: round2(median(rcps)),
+		}
+	}
+	return out
+}
+
+func printSummary(w io.Writer, cfg config, rounds [][]stats) {
+	sums := summaries(cfg, rounds)
+	if cfg.jsonOut {
+		enc := json.NewEncoder(w)
+		for _, s := range sums {
+			_ = enc.Encode(s)
+		}
+		return
+	}
+	fmt.Fprintf(w, "\nmedians of %d rounds (%d calls each, concurrency %d, protocol %s); ratios are medians of per-round ratios to %s\n",
+		cfg.rounds, cfg.n, cfg.concurrency, cfg.protocol, cfg.targets[0].name)
+	for _, s := range sums {
+		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  p50 %.2fx  p99 %.2fx  calls/s %.2fx\n",
+			s.Target, s.P50us, s.P99us, s.CallsPerSec, s.P50Ratio, s.P99Ratio, s.CallsPerSecR)
+	}
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
