@@ -118,3 +118,21 @@ func BenchmarkBase64Result1MiB(b *testing.B) {
 	}
 	cpu.report(b)
 }
+
+// BenchmarkResult4KiB filters a read_file-shaped result of a 4 KiB file
+// (the per-call case of the stdio benchmark): structured content plus its
+// JSON text copy.
+func BenchmarkResult4KiB(b *testing.B) {
+	f := newFilter(b)
+	raw, _ := json.Marshal(map[string]any{"path": "bench.txt", "content": strings.Repeat("0123456789abcdef\n", 241), "size": 4097, "lines": 241})
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}

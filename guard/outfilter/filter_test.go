@@ -169,9 +169,25 @@ func TestJSONUnchangedIsReturnedAsIs(t *testing.T) {
 
 func TestJSONThatDoesNotDecodeIsAnError(t *testing.T) {
 	f := newFilter(t)
+	for _, doc := range []string{`{"a": "unterminated`, `{"a":1} {"b":2}`, `"x" "y"`, `[1,]`} {
+		var rep Report
+		_, err := f.JSON([]byte(doc), &rep)
+		assert.Error(t, err, doc)
+	}
+}
+
+// A changed document keeps its members' order and its numbers' digits, and
+// a name applies only to its own value: not to the items of an array that
+// follows a nested object.
+func TestJSONRewriteKeepsOrderAndNames(t *testing.T) {
+	f := newFilter(t)
+	key := "q8Zr2LxW7vNc4Tb9Ks1Hd6Yp3Fm5Gj0E" // only the name api_key says it is a key
+	raw := `{"z":1.50,"list":[{"api_key":"` + key + `"},"` + key + `"],"a":1e400,"api_key":"` + key + `"}`
 	var rep Report
-	_, err := f.JSON([]byte(`{"a": "unterminated`), &rep)
-	assert.Error(t, err)
+	out, err := f.JSON([]byte(raw), &rep)
+	require.NoError(t, err)
+	assert.Equal(t, `{"z":1.50,"list":[{"api_key":"[REDACTED:generic-api-key]"},"`+key+`"],"a":1e400,"api_key":"[REDACTED:generic-api-key]"}`, string(out))
+	assert.Equal(t, map[string]int{"generic-api-key": 2}, rep.Redactions)
 }
 
 func TestResultKeepsTextCopyConsistentAndLabels(t *testing.T) {
