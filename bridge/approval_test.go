@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
 	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // approvalServer has one tool that asks for approval through elicitation
@@ -30,10 +31,10 @@ func approvalServer() *server.MCPServer {
 				"required":   []any{"approve"}},
 		}})
 		if err != nil {
-			return mcp.NewToolResultError(`{"code":"denied.approval_unavailable","message":"` + err.Error() + `"}`), nil
+			return toolerr.Result(toolerr.New(toolerr.DeniedApprovalUnavailable, "", "%v", err)), nil
 		}
 		if res.Action != mcp.ElicitationResponseActionAccept {
-			return mcp.NewToolResultError(`{"code":"denied.approval_declined","message":"the user declined","hint":"ask the user"}`), nil
+			return toolerr.Result(toolerr.New(toolerr.DeniedApprovalDeclined, "ask the user", "the user declined")), nil
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("written; answer=%v", res.Content)), nil
 	})
@@ -49,7 +50,7 @@ func approvalServer() *server.MCPServer {
 				}).ToolResult(), nil
 			}
 			if answer.Action != mcp.ElicitationResponseActionAccept {
-				return mcp.NewToolResultError(`{"code":"denied.approval_declined","message":"the user declined"}`), nil
+				return toolerr.Result(toolerr.New(toolerr.DeniedApprovalDeclined, "", "the user declined")), nil
 			}
 			return mcp.NewToolResultText(fmt.Sprintf("written; answer=%v", answer.Content)), nil
 		})

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/toolerr"
 	"google.golang.org/genai"
 )
 
@@ -143,15 +144,22 @@ func warnings(content []mcp.Content) []string {
 	return out
 }
 
-// resultError reads a toolwarden-style coded error ({code, message, hint})
-// from an isError result, or wraps any other text as its message.
+// resultError reads a toolwarden coded error ({code, message, hint, rule},
+// see toolerr.Result) from an isError result, or wraps any other text as
+// its message.
 func resultError(res *mcp.CallToolResult) map[string]any {
-	t := contentText(res.Content)
-	var e map[string]any
-	if json.Unmarshal([]byte(t), &e) == nil && e["code"] != nil {
-		return e
+	e, ok := toolerr.FromResult(res)
+	if !ok {
+		return map[string]any{"code": "tool_error", "message": contentText(res.Content)}
 	}
-	return map[string]any{"code": "tool_error", "message": t}
+	out := map[string]any{"code": string(e.Code), "message": e.Message}
+	if e.Hint != "" {
+		out["hint"] = e.Hint
+	}
+	if e.Rule != "" {
+		out["rule"] = e.Rule
+	}
+	return out
 }
 
 // resultOutput prefers the structured result, else the text. The filter's

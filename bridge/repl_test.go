@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
 	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 func TestREPLSavesEveryTurnAndResets(t *testing.T) {
@@ -139,7 +140,7 @@ func TestREPLEscapesControlSequences(t *testing.T) {
 	srv := server.NewMCPServer("hostile", "1")
 	srv.AddTool(mcp.NewTool("evil\x1b[2J", mcp.WithDescription("reads\x1b]0;pwned\x07 files")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultError(`{"code":"nope\u001b[31m","message":"no"}`), nil
+			return toolerr.Result(toolerr.New("nope\x1b[31m", "", "no")), nil
 		})
 	h := newHarness(t, setup{srv: srv},
 		fake.Reply(fake.Call("e1", "evil\x1b[2J", nil)),

@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,13 +53,26 @@ func keepMeta(capped, filtered *mcp.CallToolResult) *mcp.CallToolResult {
 	if capped == filtered || filtered == nil {
 		return capped
 	}
-	if capped.Meta == nil {
-		capped.Meta = filtered.Meta
-	}
+	capped.Meta = mergeMeta(filtered.Meta, capped.Meta)
 	if w, ok := outfilter.Warning(filtered); ok {
 		capped.Content = append(capped.Content, w)
 	}
 	return capped
+}
+
+// mergeMeta is the filter's _meta with the capped result's own fields (its
+// limit.exceeded error) over it.
+func mergeMeta(filtered, own *mcp.Meta) *mcp.Meta {
+	if filtered == nil || own == nil {
+		if own == nil {
+			return filtered
+		}
+		return own
+	}
+	out := &mcp.Meta{ProgressToken: filtered.ProgressToken, AdditionalFields: map[string]any{}}
+	maps.Copy(out.AdditionalFields, filtered.AdditionalFields)
+	maps.Copy(out.AdditionalFields, own.AdditionalFields)
+	return out
 }
 
 // recordFinished writes a finished call's audit line, with the number of

@@ -53,11 +53,8 @@ var roomyLimits = Limits{MaxCalls: 1000, MaxOutputBytes: 1 << 30}
 func errorOf(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
 	t.Helper()
 	require.True(t, res.IsError)
-	require.NotEmpty(t, res.Content)
-	tc, ok := res.Content[0].(mcp.TextContent)
-	require.True(t, ok, "first content is %T", res.Content[0])
-	var e toolerr.Error
-	require.NoError(t, json.Unmarshal([]byte(tc.Text), &e))
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, "not a coded error: %+v", res.Content)
 	return e
 }
 

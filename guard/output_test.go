@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -76,8 +75,8 @@ func TestCapOutputOverTheCap(t *testing.T) {
 			require.Nil(t, out.StructuredContent, "structured content cannot be cut and is dropped")
 			require.Len(t, out.Content, 2)
 
-			var e toolerr.Error
-			require.NoError(t, json.Unmarshal([]byte(out.Content[0].(mcp.TextContent).Text), &e))
+			e, ok := toolerr.FromResult(out)
+			require.True(t, ok)
 			require.Equal(t, toolerr.LimitExceeded, e.Code)
 			require.Equal(t, "limits.max_output_bytes_per_call", e.Rule)
 			require.Contains(t, e.Message, fmt.Sprintf("(%d)", tt.max))

@@ -121,11 +121,8 @@ func callTool(t *testing.T, c *client.Client, name string, args map[string]any) 
 func errorOf(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
 	t.Helper()
 	require.True(t, res.IsError, "expected an error result, got %+v", res)
-	require.NotEmpty(t, res.Content)
-	tc, ok := res.Content[0].(mcp.TextContent)
-	require.True(t, ok)
-	var e toolerr.Error
-	require.NoError(t, json.Unmarshal([]byte(tc.Text), &e), tc.Text)
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, "not a coded error: %+v", res.Content)
 	return e
 }
 

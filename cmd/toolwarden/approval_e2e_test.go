@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/testenv"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // person answers the server's approval questions for the end-to-end tests.
@@ -93,9 +94,7 @@ func write(t *testing.T, c *client.Client, path, content string) (code string) {
 	if !res.IsError {
 		return ""
 	}
-	var e struct{ Code, Hint string }
-	require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &e))
-	return e.Code
+	return string(toolerr.ErrorCode(res))
 }
 
 func readWS(ws, rel string) string {
@@ -220,7 +219,7 @@ func TestApprovalModesBinary(t *testing.T) {
 	res, err := c.CallTool(ctxT(t), req)
 	require.NoError(t, err)
 	require.True(t, res.IsError)
-	require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"rule":"approval.deny"`)
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "\nRule: approval.deny")
 	require.Equal(t, "hello from toolwarden\n", readWS(ws, "hello.txt"))
 
 	cfg := filepath.Join(t.TempDir(), "toolwarden.yaml")

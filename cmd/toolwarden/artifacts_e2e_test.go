@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/testenv"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // artifactEnv is the e2e environment plus the artifact store settings of
@@ -149,12 +150,12 @@ func TestArtifactsBinarySurvivesStoreCrash(t *testing.T) {
 	for range 4 {
 		res := <-results
 		if res.IsError {
-			require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"code":"backend.unavailable"`)
+			require.Contains(t, res.Content[0].(mcp.TextContent).Text, "backend.unavailable: ")
 		}
 	}
 	res := store("during.txt", "x")
 	require.True(t, res.IsError, "the store is down")
-	require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"code":"backend.unavailable"`)
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "backend.unavailable: ")
 
 	m.Start(t)
 	require.Eventually(t, func() bool { return !store("after.txt", "stored after the restart\n").IsError },
@@ -194,10 +195,10 @@ func TestArtifactsBinaryRanges(t *testing.T) {
 		res, err := c.CallTool(ctxT(t), req)
 		require.NoError(t, err)
 		var out map[string]any
-		require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &out))
-		if res.IsError {
-			out["isError"] = true
+		if e, ok := toolerr.FromResult(res); ok {
+			return map[string]any{"isError": true, "code": string(e.Code), "message": e.Message, "hint": e.Hint, "rule": e.Rule}
 		}
+		require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &out))
 		return out
 	}
 

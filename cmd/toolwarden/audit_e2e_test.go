@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,7 +109,9 @@ func TestAuditVolumeFull(t *testing.T) {
 		if !res.IsError {
 			continue
 		}
-		require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &denial))
+		var ok bool
+		denial, ok = toolerr.FromResult(res)
+		require.True(t, ok, res.Content)
 		require.Equal(t, toolerr.AuditWrite, denial.Code, denial.Message)
 		require.Equal(t, "audit.write", denial.Rule)
 		require.Contains(t, denial.Hint, "free space on the audit volume")

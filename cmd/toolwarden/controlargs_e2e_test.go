@@ -41,7 +41,7 @@ func TestGeminiControlArgsBinary(t *testing.T) {
 	res = call(`{"path":"hello.txt","wait_for_previous":true,"wait_for_next":true}`)
 	require.True(t, res.IsError, "another unknown argument is still refused")
 	text := res.Content[0].(mcp.TextContent).Text
-	require.Contains(t, text, `"code":"invalid_argument.schema"`)
+	require.Contains(t, text, "invalid_argument.schema: ")
 	require.Contains(t, text, "wait_for_next")
 
 	lines := strings.Split(auditLines(t, env), "\n")
@@ -79,6 +79,6 @@ func TestGeminiControlArgsOffBinary(t *testing.T) {
 	res := resultOf(t, out)
 	require.True(t, res.IsError)
 	text := res.Content[0].(mcp.TextContent).Text
-	require.Contains(t, text, `"code":"invalid_argument.schema"`)
+	require.Contains(t, text, "invalid_argument.schema: ")
 	require.Contains(t, text, "wait_for_previous")
 }

@@ -343,3 +343,31 @@ func recordCalls(t *testing.T, decl map[string]any, calls []map[string]any) {
 	require.NoError(t, err, "run with -update-gemini-cli to record it")
 	assert.JSONEq(t, string(want), string(got), "Gemini CLI sends something else than recorded; if expected, run with -update-gemini-cli")
 }
+
+// TestGeminiCLIToolError makes the model call write_file, which toolwarden
+// denies (it needs an approval and the CLI cannot elicit), and checks the
+// error reaches the model whole: code, message, hint and rule. Sent as a
+// JSON text, the CLI turned it into structuredContent, its SDK validated
+// that against write_file's output schema and the model got only "MCP
+// error -32602: Structured content does not match the tool's output
+// schema" (docs/errors.md).
+func TestGeminiCLIToolError(t *testing.T) {
+	res := cliRun{trust: true, args: []string{"--approval-mode", "yolo"}}.run(t,
+		fake.Reply(fake.Call("w1", "mcp_toolwarden_write_file", map[string]any{"path": "out.txt", "content": "x"})),
+		fake.Reply(fake.Text("I could not write the file.")))
+	reqs := mainRequests(res.fake)
+	require.Len(t, reqs, 2, "prompt, then the function response")
+	fr := reqs[1].FunctionResponses()
+	require.Len(t, fr, 1)
+	raw, err := json.Marshal(fr[0])
+	require.NoError(t, err)
+	seen := string(raw)
+	for _, want := range []string{"denied.approval_unavailable: ", `needs approval`, `\nHint: This call needs a human's approval`, `\nRule: approval.elicit`} {
+		assert.Contains(t, seen, want, "what the model got")
+	}
+	assert.NotContains(t, seen, "-32602")
+	assert.NotContains(t, seen, "Structured content does not match")
+	require.Len(t, res.calls(), 1, "the call reached toolwarden")
+	assert.NoFileExists(t, filepath.Join(res.ws, "out.txt"))
+	t.Logf("function response: %s", seen)
+}

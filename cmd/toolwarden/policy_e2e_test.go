@@ -66,7 +66,7 @@ func TestCallTrustedVersusMCP(t *testing.T) {
 	res, err := c.CallTool(ctxT(t), req)
 	require.NoError(t, err)
 	require.True(t, res.IsError)
-	require.Contains(t, res.Content[0].(mcp.TextContent).Text, `"rule":"trust.required"`, "over MCP the model is refused")
+	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "\nRule: trust.required", "over MCP the model is refused")
 
 	out, status := runBinary(t, env, "call", "--config", cfg, "file_info", args)
 	require.Equal(t, 2, status, out)
@@ -184,15 +184,15 @@ func TestLimitsOverStdioBinary(t *testing.T) {
 	require.False(t, call("file_info").IsError)
 	denied := call("file_info")
 	require.True(t, denied.IsError)
-	require.Contains(t, denied.Content[0].(mcp.TextContent).Text, `"rule":"limits.tools.file_info.max_calls"`)
+	require.Contains(t, denied.Content[0].(mcp.TextContent).Text, "\nRule: limits.tools.file_info.max_calls")
 	require.False(t, call("read_file").IsError)
 	require.False(t, call("read_file").IsError)
 	denied = call("read_file")
 	require.True(t, denied.IsError)
 	text := denied.Content[0].(mcp.TextContent).Text
-	require.Contains(t, text, `"code":"limit.budget"`)
-	require.Contains(t, text, `"rule":"limits.budget"`)
-	require.Contains(t, text, `"hint":"Ask the operator to raise limits.budget`)
+	require.True(t, strings.HasPrefix(text, "limit.budget: "), text)
+	require.Contains(t, text, "\nRule: limits.budget")
+	require.Contains(t, text, "\nHint: Ask the operator to raise limits.budget")
 }
 
 func TestHTTPIdentitiesBinary(t *testing.T) {

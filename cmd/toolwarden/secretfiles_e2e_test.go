@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,13 +38,13 @@ func TestSecretFilesBinary(t *testing.T) {
 	ws, env := secretWorkspace(t)
 	res, text := callText(t, env, ws, "read_file", `{"path":".env"}`)
 	require.True(t, res.IsError)
-	require.Contains(t, text, `"code":"denied.capability"`)
-	require.Contains(t, text, `capabilities.secret_files:\"**/.env\"`)
+	require.True(t, strings.HasPrefix(text, "denied.capability: "), text)
+	require.Contains(t, text, `capabilities.secret_files:"**/.env"`)
 	require.NotContains(t, text, "very-secret")
 
 	res, text = callText(t, env, ws, "read_multiple_files", `{"paths":["hello.txt","certs/server.pem"]}`)
 	require.True(t, res.IsError)
-	require.Contains(t, text, `capabilities.secret_files:\"**/*.pem\"`)
+	require.Contains(t, text, `capabilities.secret_files:"**/*.pem"`)
 
 	res, text = callText(t, env, ws, "read_file", `{"path":".env.example"}`)
 	require.False(t, res.IsError, text)

@@ -191,7 +191,7 @@ func soakOne(t *testing.T, c *client.Client, sc soakCall, w, i int) string {
 		return ""
 	}
 	for _, code := range sc.expect {
-		if strings.Contains(text, `"code":"`+code+`"`) {
+		if strings.HasPrefix(text, code+": ") {
 			return ""
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,9 +51,9 @@ func TestHostileSymlinksBinary(t *testing.T) {
 			res, err := c.CallTool(ctxT(t), req)
 			require.NoError(t, err)
 			require.True(t, res.IsError, "%s %v", call.tool, call.args)
-			var e struct{ Code, Rule, Message string }
-			require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &e))
-			require.Equal(t, want.code, e.Code, "%s %v: %s", call.tool, call.args, e.Message)
+			e, ok := toolerr.FromResult(res)
+			require.True(t, ok, res.Content)
+			require.Equal(t, want.code, string(e.Code), "%s %v: %s", call.tool, call.args, e.Message)
 			require.Equal(t, want.rule, e.Rule, "%s %v", call.tool, call.args)
 			require.Contains(t, e.Message, link, "%s %v", call.tool, call.args)
 		}

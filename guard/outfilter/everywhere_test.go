@@ -9,6 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/fakesecret"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // The additions reach every content type: text, structured content (its
@@ -58,4 +60,22 @@ func TestAdditionsApplyToEveryContentType(t *testing.T) {
 		"5 markdown image(s)", "do not write them back as images", "5 long run(s) of blank space"} {
 		assert.Contains(t, w.Text, s)
 	}
+}
+
+// An error result carries its message in _meta too (toolerr.Result): a
+// secret there is redacted like in the text, and counted once.
+func TestErrorMetaIsFiltered(t *testing.T) {
+	f := newFilter(t)
+	s := fakesecret.All(1)[0]
+	in := toolerr.Result(toolerr.New(toolerr.InvalidArgument, "", "bad value %s", s.Line))
+	out, rep, err := f.Result(in)
+	require.NoError(t, err)
+	wire, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.NotContains(t, string(wire), s.Value)
+	got, ok := toolerr.FromResult(out)
+	require.True(t, ok)
+	assert.Contains(t, got.Message, Redaction(s.Rule))
+	assert.Equal(t, got.Text(), out.Content[0].(mcp.TextContent).Text, "_meta and text say the same")
+	assert.Equal(t, 1, rep.Redactions[s.Rule], "the _meta copy is not counted again")
 }

@@ -40,8 +40,29 @@ func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, e
 	if len(rep.Warnings) > 0 {
 		out.Content = append(out.Content, mcp.NewTextContent(warningText(rep)))
 	}
-	out.Meta = withMeta(res.Meta, rep)
+	out.Meta = withMeta(f.metaValues(res.Meta), rep)
 	return &out, rep, nil
+}
+
+// metaValues filters the values a tool put in its result's _meta (an error
+// result's toolerr.MetaKey object), so that nothing leaves unfiltered. They
+// repeat what the contents say, where the findings were already counted,
+// so they are filtered against a report of their own. A value that does
+// not encode is dropped.
+func (f *Filter) metaValues(m *mcp.Meta) *mcp.Meta {
+	if m == nil || len(m.AdditionalFields) == 0 {
+		return m
+	}
+	out := &mcp.Meta{ProgressToken: m.ProgressToken, AdditionalFields: make(map[string]any, len(m.AdditionalFields))}
+	for k, v := range m.AdditionalFields {
+		var scratch Report
+		if raw, err := json.Marshal(v); err == nil {
+			if filtered, err := f.JSON(raw, &scratch); err == nil {
+				out.AdditionalFields[k] = json.RawMessage(filtered)
+			}
+		}
+	}
+	return out
 }
 
 // textCopy recognises the structured content's JSON text copy and gives

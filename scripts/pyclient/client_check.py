@@ -57,6 +57,8 @@ TOOL = "read_file"
 EXPECTED_TEXT = "hello from toolwarden"
 OK_ARGS = {"path": "hello.txt"}
 ESCAPE_ARGS = {"path": "../outside.txt"}
+ESCAPE_CODE = "invalid_argument.path_outside_workspace"
+ERROR_META_KEY = "io.toolwarden/error"
 
 # Per-request read timeout and an overall bound per transport, so a hung server
 # fails the check instead of hanging the caller.
@@ -143,6 +145,16 @@ async def run_checks(session: ClientSession, transport: str) -> dict[str, Any]:
         raise CheckFailed(
             f"[{transport}] {TOOL} {json.dumps(ESCAPE_ARGS)} was not refused (isError is not true): {json.dumps(denied)}"
         )
+    # The coded error reaches both the program (_meta) and the model (the
+    # text says code, hint and rule), and the SDK did not turn it into an
+    # exception: docs/errors.md.
+    coded = (denied.get("_meta") or {}).get(ERROR_META_KEY) or {}
+    code = coded.get("code")
+    if code != ESCAPE_CODE or not coded.get("hint"):
+        raise CheckFailed(f"[{transport}] {TOOL} escape: _meta[{ERROR_META_KEY!r}] = {coded!r}, want code {ESCAPE_CODE} and a hint")
+    first = _texts(denied)[0] if _texts(denied) else ""
+    if not first.startswith(ESCAPE_CODE + ": ") or "\nHint: " + coded["hint"] not in first:
+        raise CheckFailed(f"[{transport}] {TOOL} escape: the text does not say the code and hint: {first!r}")
     log(f"[{transport}] {TOOL} ../outside.txt denied as expected: {msg}")
 
     return {"transport": transport, "tools": len(tools), "read_file": "ok", "escape_denied": True}

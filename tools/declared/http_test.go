@@ -173,8 +173,8 @@ func TestHTTPToolBody(t *testing.T) {
 func errorOf(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
 	t.Helper()
 	require.True(t, res.IsError, resultText(res))
-	var e toolerr.Error
-	require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &e))
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, resultText(res))
 	return e
 }
 

@@ -189,8 +189,9 @@ func resultError(t *testing.T, res *mcp.CallToolResult) toolerr.Error {
 	t.Helper()
 	require.True(t, res.IsError, "expected an error, got %s", resultText(t, res))
 	require.Nil(t, res.StructuredContent, "an error carries no structured content")
-	var e toolerr.Error
-	require.NoError(t, json.Unmarshal([]byte(resultText(t, res)), &e))
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, resultText(t, res))
+	require.Equal(t, e.Text(), resultText(t, res), "the text says the same as _meta")
 	require.NotEmpty(t, e.Code)
 	require.NotEmpty(t, e.Message)
 	return e
