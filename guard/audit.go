@@ -45,6 +45,9 @@ type Entry struct {
 	// ToolsSHA256 is, on a start line, the digest of the advertised tool
 	// surface (names, descriptions, schemas, annotations).
 	ToolsSHA256 string `json:"tools_sha256,omitempty"`
+	// Version is, on a start line, the server's build: version, commit
+	// and date as toolwarden --version prints them.
+	Version string `json:"version,omitempty"`
 	// PrevFile is, on the first line of a rotated-to file, the name the
 	// previous file was renamed to; Prev is that file's last hash.
 	PrevFile string `json:"prev_file,omitempty"`

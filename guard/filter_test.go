@@ -73,7 +73,7 @@ func TestAuditRedactionsAreHashed(t *testing.T) {
 	path := t.TempDir() + "/audit.jsonl"
 	a, err := OpenAuditLog(path)
 	require.NoError(t, err)
-	require.NoError(t, a.Append(StartEntry(strings.Repeat("ab", 32))))
+	require.NoError(t, a.Append(StartEntry(strings.Repeat("ab", 32), "0.1.0 (commit abc)")))
 	require.NoError(t, a.Append(Entry{Session: "s", Tool: "read_file", Outcome: OutcomeCompleted, Redactions: 3}))
 	require.NoError(t, a.Close())
 	data, err := os.ReadFile(path)

@@ -6,7 +6,8 @@ const OutcomeStarted Outcome = "started"
 // StartEntry is the audit line of a server start. It holds the digest of
 // the tool surface the model is offered, so that a tool whose name,
 // description, schema or annotations changed between two starts shows in
-// the log.
-func StartEntry(toolsSHA256 string) Entry {
-	return Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Rule: "start", Outcome: OutcomeStarted, ToolsSHA256: toolsSHA256}
+// the log, and the build that served (toolwarden --version's text), so a
+// line can be traced to the binary that wrote it.
+func StartEntry(toolsSHA256, build string) Entry {
+	return Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Rule: "start", Outcome: OutcomeStarted, ToolsSHA256: toolsSHA256, Version: build}
 }

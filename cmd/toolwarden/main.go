@@ -13,10 +13,15 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	buildversion "github.com/toolwarden/toolwarden/internal/version"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// build is this binary's version, commit and date: stamped by the release
+// build, else what the Go toolchain recorded (see internal/version).
+var build = buildversion.Get()
+
+// version is the version the MCP serverInfo and the logs report.
+var version = build.Version
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -31,12 +36,12 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "toolwarden",
 		Short:         "A security-first MCP server: guarded, allowlisted tools for LLMs",
-		Version:       version,
+		Version:       build.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.AddCommand(newCallCmd(), newPolicyCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
-	root.AddCommand(newGeminiCmd())
+	root.AddCommand(newGeminiCmd(), newVersionCmd())
 	return root
 }

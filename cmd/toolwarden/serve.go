@@ -105,7 +105,7 @@ func logStart(log *slog.Logger, l *configs.Loaded, auditPath string) {
 	if src == "" {
 		src = "embedded defaults"
 	}
-	log.Info("toolwarden starting", "version", version, "config", src, "workspace", l.Config.Workspace, "audit", auditPath)
+	log.Info("toolwarden starting", "version", build.String(), "config", src, "workspace", l.Config.Workspace, "audit", auditPath)
 	for _, w := range l.Widenings {
 		log.Warn("policy widened", "change", w)
 	}

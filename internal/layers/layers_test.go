@@ -46,6 +46,8 @@ var mayImport = map[string][]string{
 	"artifactkey":   {"toolerr"},
 	// Renders docs/tools.md from the catalog's tool definitions.
 	"internal/tooldoc": {"tools"},
+	// The build's version, commit and date (-ldflags -X or the toolchain's).
+	"internal/version": nil,
 	"internal/*":       nil,
 	"scripts/*/*":      nil,
 	// Prepares go scripts' GOCACHE where the server would (sandbox-setup).
