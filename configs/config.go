@@ -66,6 +66,12 @@ type Limits struct {
 	// MaxAbandoned is how many abandoned calls of one identity may still
 	// run before its new calls are denied (limit.abandoned).
 	MaxAbandoned int `mapstructure:"max_abandoned" yaml:"max_abandoned"`
+	// Window is what the counted limits (the *_per_session ones, budget,
+	// and limits.tools' max_calls and bytes) are counted over, per
+	// identity: a window starts at the identity's first call, and its
+	// counts start again when it ends. The stateless protocol has no
+	// session, so "per session" alone would mean "for ever".
+	Window time.Duration `mapstructure:"window" yaml:"window"`
 
 	// Optional bounds per identity (0 is off), and per tool by name glob.
 	RatePerMinute        float64               `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`

@@ -53,6 +53,7 @@ func (l *Loaded) validate() error {
 		add("limits.timeout_grace", "must be between 0 and %s, got %s", time.Minute, g)
 	}
 	positive(add, "limits.max_abandoned", int64(c.Limits.MaxAbandoned))
+	durationIn(add, "limits.window", c.Limits.Window, 31*24*time.Hour)
 	c.Limits.validatePolicy(add)
 	c.Capabilities.validate(add)
 	c.FS.validate(add)

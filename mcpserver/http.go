@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -105,16 +106,40 @@ func checkHost(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// checkOrigin refuses browser requests from origins not explicitly allowed.
-// Requests without an Origin header (non-browser clients) pass.
+// checkOrigin refuses browser requests from origins not explicitly
+// allowed, except the listener's own origin on a loopback name (see
+// ownLoopbackOrigin). Requests without an Origin header (non-browser
+// clients) pass.
 func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, o) {
+		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, o) && !ownLoopbackOrigin(r, o) {
 			http.Error(w, "forbidden: Origin "+quote(o)+" is not allowed (http.allowed_origins)", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// ownLoopbackOrigin reports whether origin is this listener's own on a
+// loopback name: http://localhost:PORT, 127.0.0.1 or [::1], PORT being
+// the port the request came in on. Such a page was served by this very
+// listener, so it is same-origin; a DNS-rebound page carries its own
+// name (http://evil.example:PORT) and is still refused.
+func ownLoopbackOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Path != "" || !configs.IsLoopback(u.Hostname()) {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	_, lport, err := net.SplitHostPort(local.String())
+	return err == nil && lport == port
 }
 
 // identities are every accepted token with its identity.
