@@ -5,6 +5,7 @@ package configs
 
 import (
 	_ "embed"
+	"strings"
 	"time"
 )
 
@@ -66,6 +67,12 @@ type Limits struct {
 	// MaxAbandoned is how many abandoned calls of one identity may still
 	// run before its new calls are denied (limit.abandoned).
 	MaxAbandoned int `mapstructure:"max_abandoned" yaml:"max_abandoned"`
+	// Window is what the counted limits (the *_per_session ones, budget,
+	// and limits.tools' max_calls and bytes) are counted over, per
+	// identity: a window starts at the identity's first call, and its
+	// counts start again when it ends. The stateless protocol has no
+	// session, so "per session" alone would mean "for ever".
+	Window time.Duration `mapstructure:"window" yaml:"window"`
 
 	// Optional bounds per identity (0 is off), and per tool by name glob.
 	RatePerMinute        float64               `mapstructure:"rate_per_minute" yaml:"rate_per_minute"`
@@ -115,6 +122,44 @@ type HTTP struct {
 	// Identities are more bearer tokens, each named: limits are counted
 	// per identity, and the audit log shows the name.
 	Identities []HTTPIdentity `mapstructure:"identities" yaml:"identities"`
+	// PublicURL is the server's URL as clients reach it (scheme and host,
+	// e.g. https://tools.example.com), behind any proxy: the OAuth
+	// resource identifier and metadata URL are built from it.
+	PublicURL string `mapstructure:"public_url" yaml:"public_url"`
+	// OAuth, when its issuer is set, makes the server an OAuth 2.1
+	// resource server accepting that provider's access tokens.
+	OAuth OAuth `mapstructure:"oauth" yaml:"oauth"`
+}
+
+// OAuth configures access-token validation (see docs/oauth.md).
+type OAuth struct {
+	// Issuer is the identity provider's issuer URL, as its tokens' iss.
+	Issuer string `mapstructure:"issuer" yaml:"issuer"`
+	// Audience is this server's resource identifier, which a token's aud
+	// must contain; empty means public_url + "/mcp".
+	Audience string `mapstructure:"audience" yaml:"audience"`
+	// Scopes must all be granted to every token.
+	Scopes []string `mapstructure:"scopes" yaml:"scopes"`
+	// Algorithms accepted; empty means every asymmetric one
+	// (RS*, PS*, ES*, EdDSA). none and HMAC never are.
+	Algorithms []string `mapstructure:"algorithms" yaml:"algorithms"`
+	// ClockSkew is how far exp and nbf may be off.
+	ClockSkew time.Duration `mapstructure:"clock_skew" yaml:"clock_skew"`
+}
+
+// Enabled reports whether OAuth tokens are accepted.
+func (o OAuth) Enabled() bool { return o.Issuer != "" }
+
+// ResourceURL is the audience tokens must name: oauth.audience, or the
+// public URL's /mcp.
+func (h HTTP) ResourceURL() string {
+	if h.OAuth.Audience != "" {
+		return h.OAuth.Audience
+	}
+	if h.PublicURL == "" {
+		return ""
+	}
+	return strings.TrimSuffix(h.PublicURL, "/") + "/mcp"
 }
 
 // HTTPIdentity is one named HTTP client. Its token is never a value here:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,11 +54,13 @@ func (l *Loaded) validate() error {
 		add("limits.timeout_grace", "must be between 0 and %s, got %s", time.Minute, g)
 	}
 	positive(add, "limits.max_abandoned", int64(c.Limits.MaxAbandoned))
+	durationIn(add, "limits.window", c.Limits.Window, 31*24*time.Hour)
 	c.Limits.validatePolicy(add)
 	c.Capabilities.validate(add)
 	c.FS.validate(add)
 	c.HTTP.validate(add)
 	c.HTTP.validateIdentities(add)
+	c.HTTP.validateOAuth(add)
 	c.Exec.validate(add)
 	c.Approval.validate(add)
 	c.Artifacts.validate(add)
@@ -96,6 +99,34 @@ func (h HTTP) validate(add func(string, string, ...any)) {
 	}
 	if !IsLoopback(host) && !h.AllowRemote {
 		add("http.addr", "%q is not a loopback address; set http.allow_remote: true to listen on other interfaces", h.Addr)
+	}
+}
+
+func (h HTTP) validateOAuth(add func(string, string, ...any)) {
+	if h.PublicURL != "" {
+		checkURL(add, "http.public_url", h.PublicURL)
+	}
+	o := h.OAuth
+	if g := o.ClockSkew; g < 0 || g > 5*time.Minute {
+		add("http.oauth.clock_skew", "must be between 0 and %s, got %s", 5*time.Minute, g)
+	}
+	if !o.Enabled() {
+		return
+	}
+	checkURL(add, "http.oauth.issuer", o.Issuer)
+	if h.ResourceURL() == "" {
+		add("http.oauth.audience", "set http.oauth.audience or http.public_url: tokens must name this server")
+	}
+}
+
+// checkURL requires an absolute https URL, or http on a loopback host.
+func checkURL(add func(string, string, ...any), key, s string) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http"):
+		add(key, "%q is not an absolute http(s) URL", s)
+	case u.Scheme == "http" && !IsLoopback(u.Hostname()):
+		add(key, "%q must use https (http only on a loopback host)", s)
 	}
 }
 

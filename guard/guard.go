@@ -114,9 +114,10 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
-	u, now := g.session(call.key()), g.cfg.Now()
+	u, now, window := g.session(call.key()), g.cfg.Now(), g.cfg.Limits.window()
+	u.roll(now, window)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
-	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now), g.validator)
+	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now, window), g.validator)
 	// A call that waits for approval is counted too: asking a human is
 	// not free, and a declined call must not be retried without limit.
 	// A call that brings the answer was counted when it asked.
@@ -183,7 +184,9 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
 	res = keepMeta(res, filtered)
 	t.g.mu.Lock()
-	t.g.session(t.call.key()).chargeOutput(t.g.applied[t.call.Tool], int64(size))
+	u := t.g.session(t.call.key())
+	u.roll(t.g.cfg.Now(), t.g.cfg.Limits.window())
+	u.chargeOutput(t.g.applied[t.call.Tool], int64(size))
 	t.g.mu.Unlock()
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
@@ -247,11 +250,13 @@ func (g *Guard) session(id string) *usage {
 func (g *Guard) Explain(call Call) Decision {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	now, window := g.cfg.Now(), g.cfg.Limits.window()
 	u, ok := g.sessions[call.key()]
-	if !ok {
+	if !ok || u.expired(now, window) {
 		u = newUsage(g.cfg.Limits)
+		u.start = now
 	}
-	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.applied[call.Tool], g.cfg.Now()), g.validator)
+	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.applied[call.Tool], now, window), g.validator)
 }
 
 // EndSession forgets the counters kept under a session ID, those of calls

@@ -46,6 +46,7 @@ func TestRateLimitRefillsWithTheClock(t *testing.T) {
 	require.Equal(t, toolerr.RateLimited, err.Code)
 	require.Equal(t, "limits.rate_per_minute", err.Rule)
 	require.Contains(t, err.Hint, "Wait about 10 seconds")
+	require.Equal(t, 10, err.RetryAfter)
 	require.Nil(t, admit(g, "bob", "read_file"), "another identity has its own bucket")
 	c.advance(9 * time.Second)
 	require.NotNil(t, admit(g, "alice", "read_file"), "one token takes 10 s at 6/min")
@@ -190,4 +191,43 @@ func TestCallTimeoutFor(t *testing.T) {
 			require.Equal(t, tc.wantRule, rule)
 		})
 	}
+}
+
+// TestCountedLimitsStartAgainAfterTheWindow is the regression of the
+// lockout found under load: with no session to end, an identity that
+// reached max_calls_per_session stayed denied until the server restarted.
+func TestCountedLimitsStartAgainAfterTheWindow(t *testing.T) {
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	g, _ := limitedGuard(t, Limits{MaxCalls: 3, MaxOutputBytes: 1 << 20, Window: time.Minute,
+		Tools: []ToolLimits{{Glob: "graph_*", MaxCalls: 1}}}, c)
+	require.Nil(t, admit(g, "alice", "read_file"))
+	c.advance(20 * time.Second)
+	require.Nil(t, admit(g, "alice", "graph_write"))
+	require.Equal(t, "limits.tools.graph_*.max_calls", admit(g, "alice", "graph_write").Rule)
+	require.Nil(t, admit(g, "alice", "read_file"))
+	err := admit(g, "alice", "read_file")
+	require.NotNil(t, err)
+	require.Equal(t, "limits.max_calls_per_session", err.Rule)
+	require.Equal(t, toolerr.LimitExceeded, err.Code)
+	require.Equal(t, 40, err.RetryAfter, "the window began at alice's first call")
+	require.Contains(t, err.Hint, "Wait 40 seconds")
+	require.Contains(t, err.JSON(), `"retry_after":40`)
+	c.advance(39 * time.Second)
+	require.Equal(t, 1, admit(g, "alice", "read_file").RetryAfter)
+	c.advance(time.Second)
+	require.Nil(t, admit(g, "alice", "read_file"), "a new window counts from zero")
+	require.Nil(t, admit(g, "alice", "graph_write"), "per-tool counts start again too")
+}
+
+func TestDefaultWindowAndRateRetryAfter(t *testing.T) {
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	g, _ := limitedGuard(t, Limits{MaxCalls: 1, MaxOutputBytes: 1 << 20}, c)
+	require.Nil(t, admit(g, "alice", "read_file"))
+	require.Equal(t, int(DefaultWindow/time.Second), admit(g, "alice", "read_file").RetryAfter)
+	c.advance(DefaultWindow)
+	require.Nil(t, admit(g, "alice", "read_file"))
+
+	g, _ = limitedGuard(t, Limits{RatePerMinute: 6, Burst: 1}, c)
+	require.Nil(t, admit(g, "alice", "read_file"))
+	require.Equal(t, 10, admit(g, "alice", "read_file").RetryAfter)
 }

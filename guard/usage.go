@@ -10,6 +10,8 @@ import (
 // the token buckets behind its rate limits.
 type usage struct {
 	State
+	// start is when the counters' window began (Limits.Window).
+	start time.Time
 	rate  *rate.Limiter
 	tools map[string]*toolUsage
 }
@@ -38,11 +40,31 @@ func newBucket(perMinute float64, b int) *rate.Limiter {
 	return rate.NewLimiter(rate.Limit(perMinute/60), burst(perMinute, b))
 }
 
+// expired reports whether the counters' window has ended at now (or
+// never began).
+func (u *usage) expired(now time.Time, window time.Duration) bool {
+	return u.start.IsZero() || !now.Before(u.start.Add(window))
+}
+
+// roll starts a new window at now when the current one has ended: the
+// counters start again from zero. The rate buckets are kept, as they
+// refill by themselves.
+func (u *usage) roll(now time.Time, window time.Duration) {
+	if !u.expired(now, window) {
+		return
+	}
+	u.State, u.start = State{}, now
+	for _, tu := range u.tools {
+		tu.ToolState = ToolState{}
+	}
+}
+
 // snapshot is the usage as Decide sees it for a call at now, under the
 // per-tool limits that apply to its tool.
-func (u *usage) snapshot(applied []ToolLimits, now time.Time) State {
+func (u *usage) snapshot(applied []ToolLimits, now time.Time, window time.Duration) State {
 	st := u.State
 	st.Tools = nil
+	st.WindowLeft = u.start.Add(window).Sub(now)
 	if u.rate != nil {
 		st.Tokens = u.rate.TokensAt(now)
 	}

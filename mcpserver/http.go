@@ -2,16 +2,17 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/oauth"
 )
 
 // HTTPOptions configures the HTTP transports.
@@ -28,6 +29,12 @@ type HTTPOptions struct {
 	// Identities are more bearer tokens, each with the name its limits
 	// are counted under; Token's identity is TokenIdentity(Token).
 	Identities []Identity
+	// OAuth, when set, also accepts its issuer's access tokens, and the
+	// protected-resource metadata is served.
+	OAuth *oauth.Verifier
+	// PublicURL is the server's URL as clients reach it; empty means
+	// the request's own scheme and Host.
+	PublicURL string
 }
 
 // Paths served on the HTTP listener.
@@ -60,7 +67,8 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(streamable))))))
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
-	h := checkHost(opts.AllowedHosts, checkOrigin(opts.AllowedOrigins, requireToken(opts.identities(), capBody(opts.MaxBodyBytes, mux))))
+	auth := newAuthenticator(opts)
+	h := checkHost(opts.AllowedHosts, withMetadata(opts, checkOrigin(opts.AllowedOrigins, auth.require(capBody(opts.MaxBodyBytes, mux)))))
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)
 		_ = streamable.Shutdown(ctx)
@@ -105,11 +113,13 @@ func checkHost(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// checkOrigin refuses browser requests from origins not explicitly allowed.
-// Requests without an Origin header (non-browser clients) pass.
+// checkOrigin refuses browser requests from origins not explicitly
+// allowed, except the listener's own origin on a loopback name (see
+// ownLoopbackOrigin). Requests without an Origin header (non-browser
+// clients) pass.
 func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, o) {
+		if o := r.Header.Get("Origin"); o != "" && !slices.Contains(allowed, o) && !ownLoopbackOrigin(r, o) {
 			http.Error(w, "forbidden: Origin "+quote(o)+" is not allowed (http.allowed_origins)", http.StatusForbidden)
 			return
 		}
@@ -117,35 +127,32 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
+// ownLoopbackOrigin reports whether origin is this listener's own on a
+// loopback name: http://localhost:PORT, 127.0.0.1 or [::1], PORT being
+// the port the request came in on. Such a page was served by this very
+// listener, so it is same-origin; a DNS-rebound page carries its own
+// name (http://evil.example:PORT) and is still refused.
+func ownLoopbackOrigin(r *http.Request, origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.Path != "" || !configs.IsLoopback(u.Hostname()) {
+		return false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	_, lport, err := net.SplitHostPort(local.String())
+	return err == nil && lport == port
+}
+
 // identities are every accepted token with its identity.
 func (o HTTPOptions) identities() []Identity {
 	out := []Identity{{Name: TokenIdentity(o.Token), Token: o.Token}}
 	return append(out, o.Identities...)
-}
-
-// requireToken checks the bearer token in constant time against every
-// identity's, and passes the identity on in the request's context, so
-// that limits follow the identity across sessions.
-func requireToken(ids []Identity, next http.Handler) http.Handler {
-	wants := make([][]byte, len(ids))
-	for i, id := range ids {
-		wants[i] = []byte("Bearer " + id.Token)
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		name := ""
-		for i, id := range ids {
-			if id.Token != "" && subtle.ConstantTimeCompare(got, wants[i]) == 1 {
-				name = id.Name
-			}
-		}
-		if name == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="toolwarden"`)
-			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), name)))
-	})
 }
 
 // capBody bounds request bodies.

@@ -82,6 +82,22 @@ func TestHTTPRejections(t *testing.T) {
 		{"forged sse session", "/message?sessionId=0b1e4f2c-2f6e-4c1a-9d57-3c2d1a0e9f11", map[string]string{"Authorization": auth},
 			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
 	}
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	cases = append(cases, []struct {
+		name   string
+		path   string
+		hdr    map[string]string
+		body   string
+		status int
+	}{
+		{"loopback origin of another port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:1"}, initBody, http.StatusForbidden},
+		{"loopback origin without port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.1"}, initBody, http.StatusForbidden},
+		{"rebound name on our port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://evil.example:" + port}, initBody, http.StatusForbidden},
+		{"loopback origin with a path", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:" + port + "/x"}, initBody, http.StatusForbidden},
+		{"own origin on localhost", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:" + port}, initBody, http.StatusOK},
+		{"own origin on 127.0.0.1", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.1:" + port}, initBody, http.StatusOK},
+		{"own origin on [::1]", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://[::1]:" + port}, initBody, http.StatusOK},
+	}...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var res *http.Response

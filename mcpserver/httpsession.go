@@ -17,8 +17,9 @@ import (
 
 // sessionOwner is what an HTTP session is bound to: who may use it. For a
 // bearer token it is the token's identity name (identityOf), unique among
-// the configured tokens. An OAuth principal is to be keyed here by issuer
-// and subject together, as a subject is only unique within its issuer.
+// the configured tokens. An OAuth principal's is its subject and issuer
+// together (oauth.Principal.Name), as a subject is only unique within its
+// issuer.
 func sessionOwner(ctx context.Context) string {
 	return identityOf(ctx)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/oauth"
 )
 
 type ctxKey int
@@ -16,6 +17,7 @@ type ctxKey int
 const (
 	identityKey ctxKey = iota
 	trustedKey
+	principalKey
 )
 
 // LocalIdentity is the identity of the local client (stdio, in-process):
@@ -38,6 +40,10 @@ func TokenIdentity(token string) string {
 
 func withIdentity(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, identityKey, name)
+}
+
+func withPrincipal(ctx context.Context, p *oauth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey, p)
 }
 
 // identityOf is the authenticated identity of a call's HTTP request, or

@@ -11,7 +11,7 @@ import (
 // entries sorted by glob so decisions are deterministic.
 func GuardLimits(l configs.Limits) guard.Limits {
 	out := guard.Limits{
-		MaxCalls: l.MaxCallsPerSession, MaxOutputBytes: l.MaxOutputBytesPerSession,
+		MaxCalls: l.MaxCallsPerSession, MaxOutputBytes: l.MaxOutputBytesPerSession, Window: l.Window,
 		RatePerMinute: l.RatePerMinute, Burst: l.Burst, MaxBytesIn: l.MaxBytesInPerSession, Budget: l.Budget,
 	}
 	for glob, t := range l.Tools {
@@ -21,5 +21,37 @@ func GuardLimits(l configs.Limits) guard.Limits {
 		})
 	}
 	sort.Slice(out.Tools, func(i, j int) bool { return out.Tools[i].Glob < out.Tools[j].Glob })
+	return out
+}
+
+// LimitScopes says, for each limit in force, what it is counted over:
+// `config check` prints it, so that an operator need not guess whether a
+// "per session" limit ever starts again (it does, every limits.window).
+func LimitScopes(l configs.Limits) map[string]string {
+	window := "identity, per window of limits.window (" + GuardLimits(l).WindowOrDefault().String() + ")"
+	bucket := "identity, token bucket refilling continuously"
+	out := map[string]string{
+		"limits.max_calls_per_session":        window,
+		"limits.max_output_bytes_per_session": window,
+		"limits.max_output_bytes_per_call":    "call",
+		"limits.call_timeout":                 "call",
+		"limits.max_abandoned":                "identity, calls still running",
+	}
+	set := func(key string, on bool, scope string) {
+		if on {
+			out[key] = scope
+		}
+	}
+	set("limits.max_bytes_in_per_session", l.MaxBytesInPerSession > 0, window)
+	set("limits.budget", l.Budget > 0, window)
+	set("limits.rate_per_minute", l.RatePerMinute > 0, bucket)
+	for glob, t := range l.Tools {
+		key := "limits.tools." + glob + "."
+		set(key+"max_calls", t.MaxCalls > 0, window)
+		set(key+"max_bytes_in", t.MaxBytesIn > 0, window)
+		set(key+"max_bytes_out", t.MaxBytesOut > 0, window)
+		set(key+"rate_per_minute", t.RatePerMinute > 0, bucket)
+		set(key+"timeout", t.Timeout > 0, "call")
+	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +192,28 @@ func TestStatelessCallsAreCountedPerToken(t *testing.T) {
 	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
 	require.Contains(t, postStateless(t, url, testToken), "limits.max_calls_per_session", "session-less calls of one token share its limits")
 	require.Contains(t, postStateless(t, url, ciToken), "hello from toolwarden", "and not another token's")
+}
+
+// TestStatelessLimitsStartAgainAfterTheWindow is the regression of the
+// lockout found under load: over the stateless protocol there is no
+// session to end, so a token that reached max_calls_per_session stayed
+// denied until the server restarted. Its counts now start again after
+// limits.window, and the denial says when (retry_after).
+func TestStatelessLimitsStartAgainAfterTheWindow(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.Limits.MaxCallsPerSession, f.cfg.Limits.Window = 2, 3*time.Second
+	url := identityServer(t, f)
+	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
+	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
+	denied := postStateless(t, url, testToken)
+	require.Contains(t, denied, "limits.max_calls_per_session")
+	m := regexp.MustCompile(`\\"retry_after\\":(\d+)`).FindStringSubmatch(denied)
+	require.NotNil(t, m, "the structured error says when to retry: %s", denied)
+	wait, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	require.True(t, wait >= 1 && wait <= 3, "retry_after %d is within the window", wait)
+	time.Sleep(time.Duration(wait) * time.Second)
+	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden", "retry_after later the window has started again")
 }
 
 type slowIn struct {

@@ -84,7 +84,10 @@ type Error struct {
 	Hint    string `json:"hint,omitempty"`
 	// Rule names the policy rule or check that produced the error, when there is one.
 	Rule string `json:"rule,omitempty"`
-	err  error
+	// RetryAfter, when set, is how many seconds to wait before the same
+	// call may succeed (a limit's window or rate bucket refills by then).
+	RetryAfter int `json:"retry_after,omitempty"`
+	err        error
 }
 
 // New returns an *Error with the given code, message and hint.

@@ -44,8 +44,11 @@ type effective struct {
 	AuditPath   string                  `yaml:"audit_path"`
 	// SecretFiles are the path globs no tool may read or write
 	// (capabilities.secret_files, unless allow_secret_files lifts them).
-	SecretFiles []string       `yaml:"secret_files_denied"`
-	Config      configs.Config `yaml:"config"`
+	SecretFiles []string `yaml:"secret_files_denied"`
+	// LimitsCountedOver says what each limit in force is counted over:
+	// an identity's window, a token bucket, or one call.
+	LimitsCountedOver map[string]string `yaml:"limits_counted_over"`
+	Config            configs.Config    `yaml:"config"`
 
 	// ToolsSHA256 is the digest of the advertised tool surface, as in the
 	// audit log's start line.
@@ -59,7 +62,8 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
-		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{}}
+		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{},
+		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits)}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}

@@ -78,6 +78,13 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	if err != nil {
 		return err
 	}
+	verifier, err := mcpserver.OAuthVerifier(cfg.HTTP)
+	if err != nil {
+		return err
+	}
+	if generated && verifier != nil {
+		token, generated = "", false // access tokens only: no static token was asked for
+	}
 	ids, err := mcpserver.ResolveIdentities(cfg.HTTP.Identities)
 	if err != nil {
 		return err
@@ -95,7 +102,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
 		MaxStreams: cfg.HTTP.MaxStreamsPerIdentity,
-		Identities: ids,
+		Identities: ids, OAuth: verifier, PublicURL: cfg.HTTP.PublicURL,
 	})
 }
 
