@@ -25,7 +25,7 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden":  {"*", "*/*"},
-	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict"),
+	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "approvals"),
 	"bridge":          leaves,
 	"guard":           with(leaves, "guard/outfilter"),
 	"tools/artifacts": toolDeps,
@@ -40,6 +40,7 @@ var mayImport = map[string][]string{
 	"guard/outfilter": nil,
 	// The strict JSON-RPC pre-check both transports run.
 	"jsonrpcstrict": nil,
+	"approvals":     nil,
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
