@@ -41,6 +41,7 @@ var mayImport = map[string][]string{
 	// The strict JSON-RPC pre-check both transports run.
 	"jsonrpcstrict": nil,
 	"approvals":     nil,
+	"approvalpage":  {"approvals"},
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
