@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -21,13 +22,46 @@ type Approval struct {
 	// glob matches elicit when they require approval and run otherwise;
 	// where several globs match, the most restrictive mode wins.
 	Modes map[string]string `mapstructure:"modes" yaml:"modes"`
+	// Channel lists, in order of preference, how the human is asked: the
+	// first that can ask for a call does. elicit needs a client that
+	// declared elicitation; page (the approval page) and terminal
+	// (`toolwarden approvals` over the control socket) do not depend on
+	// the client, and when one is chosen a call waits on all of them.
+	Channel []string `mapstructure:"channel" yaml:"channel"`
+	// Page configures the approval page (channel page).
+	Page ApprovalPage `mapstructure:"page" yaml:"page"`
+}
+
+// ApprovalPage configures the approval page's own listener.
+type ApprovalPage struct {
+	// Addr is a loopback host:port; port 0 picks a free one.
+	Addr string `mapstructure:"addr" yaml:"addr"`
 }
 
 // ApprovalModes are the approval modes, from the least restrictive.
 var ApprovalModes = []string{"allow", "elicit", "deny"}
 
+// ApprovalChannels are the ways to ask the human (approval.channel).
+var ApprovalChannels = []string{"elicit", "page", "terminal"}
+
+// HasChannel reports whether approval.channel lists name.
+func (a Approval) HasChannel(name string) bool { return slices.Contains(a.Channel, name) }
+
 func (a Approval) validate(add func(string, string, ...any)) {
 	durationIn(add, "approval.timeout", a.Timeout, time.Hour)
+	if len(a.Channel) == 0 {
+		add("approval.channel", "must list at least one channel (%s)", strings.Join(ApprovalChannels, ", "))
+	}
+	for i, c := range a.Channel {
+		if !slices.Contains(ApprovalChannels, c) {
+			add("approval.channel", "%q is not an approval channel (%s)", c, strings.Join(ApprovalChannels, ", "))
+		} else if slices.Index(a.Channel, c) != i {
+			add("approval.channel", "%q is listed twice", c)
+		}
+	}
+	if a.HasChannel("page") && !loopbackAddr(a.Page.Addr) {
+		add("approval.page.addr", "%q is not a loopback host:port (the page approves calls: it must not be reachable from other machines)", a.Page.Addr)
+	}
 	for _, g := range slices.Sorted(maps.Keys(a.Modes)) {
 		if g == "" || !doublestar.ValidatePattern(g) {
 			add("approval.modes", "%q is not a valid tool-name glob", g)
@@ -36,6 +70,17 @@ func (a Approval) validate(add func(string, string, ...any)) {
 			add("approval.modes", "%q: %q is not an approval mode (allow, elicit or deny)", g, a.Modes[g])
 		}
 	}
+}
+
+// loopbackAddr reports whether addr is a host:port on a loopback IP
+// address (a name such as localhost could resolve elsewhere).
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ParseApprovalFlag splits a --approval value, TOOL_GLOB=MODE.

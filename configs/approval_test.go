@@ -64,6 +64,11 @@ func TestApprovalInvalid(t *testing.T) {
 		{name: "flag bad mode", flags: []string{"write_file=yes"}, want: `--approval "write_file=yes"`},
 		{name: "flag bad glob", flags: []string{"[=deny"}, want: `--approval "[=deny"`},
 		{name: "flag empty glob", flags: []string{"=deny"}, want: `--approval "=deny"`},
+		{name: "unknown channel", file: "approval:\n  channel: [elicit, pager]\n", want: `approval.channel: "pager" is not an approval channel (elicit, page, terminal)`},
+		{name: "no channel", file: "approval:\n  channel: []\n", want: `approval.channel: must list at least one channel`},
+		{name: "channel twice", file: "approval:\n  channel: [page, page]\n", want: `approval.channel: "page" is listed twice`},
+		{name: "page not loopback", file: "approval:\n  channel: [page]\n  page: {addr: \"0.0.0.0:8080\"}\n", want: `approval.page.addr: "0.0.0.0:8080" is not a loopback host:port`},
+		{name: "page by name", file: "approval:\n  channel: [page]\n  page: {addr: \"localhost:8080\"}\n", want: `approval.page.addr: "localhost:8080" is not a loopback`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)
@@ -76,6 +81,18 @@ func TestApprovalInvalid(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+func TestApprovalChannels(t *testing.T) {
+	isolate(t)
+	l, err := Load(Options{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"elicit"}, l.Config.Approval.Channel, "by default nothing listens")
+	writeFile(t, "file.yaml", "approval:\n  channel: [elicit, terminal]\n")
+	l, err = Load(Options{File: "file.yaml"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"elicit", "terminal"}, l.Config.Approval.Channel)
+	require.Equal(t, "127.0.0.1:0", l.Config.Approval.Page.Addr)
 }
 
 func TestApprovalFlagFromFlagSet(t *testing.T) {

@@ -143,8 +143,14 @@ func newApprovalID() string {
 // "approval.elicit" or "approval.session"), and lets it run. (It was
 // counted against the limits when admitted.) It fails closed when the
 // audit line cannot be written.
-func (t *Ticket) Approve(rule string) *toolerr.Error {
-	if err := t.g.record(t.call, t.digest, rule, Approved, "", t.start); err != nil {
+func (t *Ticket) Approve(rule string) *toolerr.Error { return t.ApproveBy(rule, "") }
+
+// ApproveBy is Approve naming who approved, on which channel, in the
+// audit line (Entry.DecidedBy).
+func (t *Ticket) ApproveBy(rule, by string) *toolerr.Error {
+	e := entry(t.call, t.digest, rule, Approved, "", t.start)
+	e.DecidedBy = by
+	if err := t.g.append(e); err != nil {
 		return auditDenial(err)
 	}
 	t.pending = false
@@ -153,8 +159,14 @@ func (t *Ticket) Approve(rule string) *toolerr.Error {
 
 // Decline records that the call was not approved and returns e, the error
 // the model receives. The call must not run.
-func (t *Ticket) Decline(e *toolerr.Error) *toolerr.Error {
-	_ = t.g.record(t.call, t.digest, e.Rule, Declined, string(e.Code), t.start)
+func (t *Ticket) Decline(e *toolerr.Error) *toolerr.Error { return t.DeclineBy(e, "") }
+
+// DeclineBy is Decline naming who refused, on which channel, in the
+// audit line (Entry.DecidedBy).
+func (t *Ticket) DeclineBy(e *toolerr.Error, by string) *toolerr.Error {
+	line := entry(t.call, t.digest, e.Rule, Declined, string(e.Code), t.start)
+	line.DecidedBy = by
+	_ = t.g.append(line)
 	return e
 }
 

@@ -40,6 +40,10 @@ type Entry struct {
 	// of the call, even when they come in a later request (the retry of a
 	// 2026-07-28 client), carry the same value.
 	Approval string `json:"approval,omitempty"`
+	// DecidedBy says, on an approved or declined line, who answered on
+	// which channel: "elicit" (the client's form), "page", "socket
+	// uid=1000", "webhook".
+	DecidedBy string `json:"decided_by,omitempty"`
 	// Redactions counts the secrets the output filter removed from the result.
 	Redactions int `json:"redactions,omitempty"`
 	// ToolsSHA256 is, on a start line, the digest of the advertised tool

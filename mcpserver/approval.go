@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/approvals"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/toolerr"
@@ -41,6 +42,11 @@ type approver struct {
 	states   *stateSigner
 	now      func() time.Time
 
+	// channels is approval.channel; hub, when set, holds the calls that
+	// wait on the page or the terminal (see channelFor).
+	channels []string
+	hub      *approvals.Hub
+
 	mu sync.Mutex
 	// grants holds, per session, the tool+digest pairs the human approved
 	// for the rest of the session.
@@ -49,7 +55,7 @@ type approver struct {
 
 func newApprover(m *server.MCPServer, toolset []tools.Tool) *approver {
 	a := &approver{mcp: m, timeout: defaultApprovalTimeout, previews: map[string]tools.Preview{},
-		states: newStateSigner(), now: time.Now, grants: map[string]map[string]bool{}}
+		states: newStateSigner(), now: time.Now, grants: map[string]map[string]bool{}, channels: []string{channelElicit}}
 	for _, t := range toolset {
 		if t.Meta.Preview != nil {
 			a.previews[t.Tool.Name] = t.Meta.Preview
@@ -72,16 +78,15 @@ func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call gu
 	case ans.valid():
 		return a.settle(call, t, ans.response)
 	}
-	if !canElicit(ctx) {
+	switch a.channelFor(ctx) {
+	case channelHub:
+		return a.askHub(ctx, call, t, raw)
+	case channelNone:
 		return toolerr.Result(t.Decline(unavailableError(call.Tool, "the client did not declare the elicitation capability")))
 	}
 	params, err := a.question(ctx, call.Tool, t.Digest(), raw)
 	if err != nil {
-		e := toolerr.As(err)
-		if e.Rule == "" {
-			e.Rule = "approval.preview"
-		}
-		return toolerr.Result(t.Decline(e))
+		return toolerr.Result(t.Decline(previewError(err)))
 	}
 	if mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
 		state := a.states.sign(approvalState{Tool: call.Tool, Digest: t.Digest(), Session: call.Session,
@@ -260,6 +265,15 @@ func declinedError(tool, how string) *toolerr.Error {
 		"the human %s the call to %q", how, tool).WithRule("approval.declined")
 }
 
+// previewError is the refusal of a call whose action could not be shown.
+func previewError(err error) *toolerr.Error {
+	e := toolerr.As(err)
+	if e.Rule == "" {
+		e.Rule = "approval.preview"
+	}
+	return e
+}
+
 func timeoutError(d time.Duration) *toolerr.Error {
 	return toolerr.New(toolerr.DeniedApprovalTimeout,
 		"Nobody approved the call in time. Ask the user before trying again.",
@@ -273,6 +287,12 @@ func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
 		return err
 	}
 	s.approval.timeout = cfg.Timeout
+	if len(cfg.Channel) > 0 {
+		s.approval.channels = cfg.Channel
+	}
+	if cfg.HasChannel(channelPage) || cfg.HasChannel(channelTerminal) {
+		s.approval.hub = approvals.New()
+	}
 	logApprovalWidenings(log, s.guard, s.tools)
 	return nil
 }

@@ -27,7 +27,7 @@ func (a *approver) question(ctx context.Context, tool, digest string, raw json.R
 	}
 	action = displaySafe(action)
 	if len(action) > maxQuestionBytes {
-		return mcp.ElicitationParams{}, tooLargeToAsk(tool, len(action))
+		return mcp.ElicitationParams{}, tooLargeToAsk(tool, len(action), maxQuestionBytes, "approval.max_question_bytes")
 	}
 	msg := fmt.Sprintf("%s\n\n— toolwarden asks you to approve this call to %s (arguments sha256 %s…). "+
 		"Accept to run it once, decline to refuse it. The approval covers exactly these arguments and expires in %s.",
@@ -87,9 +87,9 @@ func displaySafe(s string) string {
 }
 
 // tooLargeToAsk refuses a call whose action is too long to show whole.
-func tooLargeToAsk(tool string, n int) *toolerr.Error {
+func tooLargeToAsk(tool string, n, limit int, rule string) *toolerr.Error {
 	return toolerr.New(toolerr.LimitExceeded,
 		"Make the change in smaller calls (a shorter script, fewer edits, a smaller file) so the human can read all of it; the operator can set approval.modes for this tool.",
-		"the action of this %s call is %d bytes, more than an approval question shows whole (%d bytes), so the human is not asked", tool, n, maxQuestionBytes).
-		WithRule("approval.max_question_bytes")
+		"the action of this %s call is %d bytes, more than an approval question shows whole (%d bytes), so the human is not asked", tool, n, limit).
+		WithRule(rule)
 }

@@ -39,6 +39,8 @@ type effective struct {
 	// Approval says, for each advertised tool that asks the human or was
 	// let off asking, its approval mode and the rule that set it.
 	Approval map[string]string `yaml:"approval,omitempty"`
+	// ApprovalChannels is approval.channel in words, in the order tried.
+	ApprovalChannels []string `yaml:"approval_channels"`
 	// Unavailable lists toolsets whose backend could not be opened.
 	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
 	AuditPath   string                  `yaml:"audit_path"`
@@ -63,7 +65,7 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
 		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{},
-		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits)}
+		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits), ApprovalChannels: b.ApprovalChannels()}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}

@@ -24,11 +24,15 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if page, _ := cmd.Flags().GetBool("approval-page"); page && !l.Config.Approval.HasChannel("page") {
+				l.Config.Approval.Channel = append(l.Config.Approval.Channel, "page")
+			}
 			return serve(cmd, l)
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().String("http", "", "listen address for HTTP, e.g. 127.0.0.1:8080 (default: stdio)")
+	cmd.Flags().Bool("approval-page", false, "add the local approval page to approval.channel (after the configured channels); its URL is printed to stderr once")
 	return cmd
 }
 
@@ -47,6 +51,9 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	// A killed earlier server may have left temporary files of its writes;
 	// a large workspace takes a while to walk, so serving starts at once.
 	go removeLeftovers(cmd.Context(), b, log)
+	if err := startApprovalChannels(cmd.Context(), b, cfg.Approval, log); err != nil {
+		return err
+	}
 	if cfg.HTTP.Addr == "" {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}

@@ -25,7 +25,7 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden":  {"*", "*/*"},
-	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth"),
+	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals"),
 	"bridge":          leaves,
 	"guard":           with(leaves, "guard/outfilter"),
 	"tools/artifacts": toolDeps,
@@ -42,6 +42,8 @@ var mayImport = map[string][]string{
 	"jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
 	"oauth":         nil,
+	"approvals":     nil,
+	"approvalpage":  {"approvals"},
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},

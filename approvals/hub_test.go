@@ -1,0 +1,92 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func request(id string, ttl time.Duration) Request {
+	now := time.Now()
+	return Request{ID: id, Tool: "write_file", Digest: "d-" + id, Session: "s", Preview: "Create file a.txt", Created: now, Expires: now.Add(ttl)}
+}
+
+// ask runs Ask in the background once the request is visible.
+func ask(t *testing.T, h *Hub, ctx context.Context, req Request) <-chan error {
+	t.Helper()
+	res := make(chan error, 1)
+	go func() {
+		d, err := h.Ask(ctx, req)
+		if err == nil && !d.Approve {
+			err = errors.New("denied: " + d.Reason)
+		}
+		res <- err
+	}()
+	require.Eventually(t, func() bool { _, ok := h.Get(req.ID); return ok }, 5*time.Second, time.Millisecond)
+	return res
+}
+
+func TestDecideApprovesOnlyTheNamedCall(t *testing.T) {
+	h := New()
+	a, b := request("a", time.Minute), request("b", time.Minute)
+	ra, rb := ask(t, h, context.Background(), a), ask(t, h, context.Background(), b)
+	require.Len(t, h.List(), 2)
+
+	require.ErrorIs(t, h.Decide("a", b.Digest, Decision{Approve: true}), ErrDigest, "b's digest cannot approve a")
+	require.ErrorIs(t, h.Decide("zzz", a.Digest, Decision{Approve: true}), ErrUnknown)
+	require.NoError(t, h.Decide("a", a.Digest, Decision{Approve: true, By: "page"}))
+	require.NoError(t, <-ra)
+	require.ErrorIs(t, h.Decide("a", a.Digest, Decision{Approve: true}), ErrUnknown, "a decision for a call that ended is refused")
+
+	require.NoError(t, h.Decide("b", b.Digest, Decision{Reason: "no"}))
+	require.EqualError(t, <-rb, "denied: no")
+	require.Empty(t, h.List())
+}
+
+func TestDecideIsSingleUse(t *testing.T) {
+	h := New()
+	h.now = func() time.Time { return time.Now() }
+	a := request("a", time.Minute)
+	w := &waiter{req: a, decided: make(chan Decision, 1)}
+	h.waiting["a"] = w
+	require.NoError(t, h.Decide("a", a.Digest, Decision{Approve: true}))
+	require.ErrorIs(t, h.Decide("a", a.Digest, Decision{Approve: false}), ErrDecided)
+}
+
+func TestAskEnds(t *testing.T) {
+	h := New()
+	t.Run("expires", func(t *testing.T) {
+		_, err := h.Ask(context.Background(), request("x", 20*time.Millisecond))
+		require.ErrorIs(t, err, ErrTimeout)
+		require.ErrorIs(t, h.Decide("x", "d-x", Decision{Approve: true}), ErrUnknown)
+	})
+	t.Run("expired but still listed is refused", func(t *testing.T) {
+		h2 := New()
+		r := request("y", time.Minute)
+		h2.waiting["y"] = &waiter{req: r, decided: make(chan Decision, 1)}
+		h2.now = func() time.Time { return r.Expires }
+		require.ErrorIs(t, h2.Decide("y", r.Digest, Decision{Approve: true}), ErrExpired)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		res := ask(t, h, ctx, request("c", time.Minute))
+		cancel()
+		require.ErrorIs(t, <-res, context.Canceled)
+		require.ErrorIs(t, h.Decide("c", "d-c", Decision{Approve: true}), ErrUnknown)
+	})
+}
+
+func TestSubscribeSeesPendingAndDone(t *testing.T) {
+	h := New()
+	events, cancel := h.Subscribe()
+	defer cancel()
+	r := request("e", time.Minute)
+	res := ask(t, h, context.Background(), r)
+	require.Equal(t, Event{Kind: "pending", Request: r}, <-events)
+	require.NoError(t, h.Decide("e", r.Digest, Decision{Approve: true}))
+	require.NoError(t, <-res)
+	require.Equal(t, "done", (<-events).Kind)
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
+)
+
+// pageServer starts `toolwarden serve --approval-page` over stdio with a
+// client that cannot elicit, and returns it with the page's one-time URL
+// read from the server's stderr.
+func pageServer(t *testing.T, env []string, args ...string) (*client.Client, string) {
+	t.Helper()
+	tr := transport.NewStdio(binary, env, append([]string{"serve", "--approval-page"}, args...)...)
+	c := client.NewClient(tr, client.WithDiscoverTimeout(30*time.Second))
+	require.NoError(t, c.Start(ctxT(t)))
+	t.Cleanup(func() { c.Close() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(tr.Stderr())
+		for sc.Scan() {
+			if line := sc.Text(); strings.HasPrefix(line, "http://127.0.0.1:") {
+				urls <- line
+			}
+		}
+	}()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = legacyProtocol
+	init.Params.ClientInfo = mcp.Implementation{Name: "no-elicitation", Version: "1"}
+	_, err := c.Initialize(ctxT(t), init)
+	require.NoError(t, err)
+	select {
+	case u := <-urls:
+		return c, u
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve printed no approval page URL")
+	}
+	return nil, ""
+}
+
+// legacyProtocol is a protocol without per-request capabilities: the
+// client's missing elicitation capability is read from initialize.
+const legacyProtocol = "2025-11-25"
+
+// browser opens a headless Chromium, phone-sized, on the page's URL.
+func browser(t *testing.T, url string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(testenv.Chromium(t)),
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(412, 915))
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	browserCtx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	// The first Run starts the browser, which lives as long as its
+	// context: no timeout there, one on every later step.
+	require.NoError(t, chromedp.Do(browserCtx))
+	ctx, cancel := context.WithTimeout(browserCtx, 90*time.Second)
+	t.Cleanup(cancel)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#empty"))))
+	return ctx
+}
+
+// writeAsync calls write_file in the background and delivers its error
+// code ("" when it ran).
+func writeAsync(t *testing.T, c *client.Client, path, content string) <-chan string {
+	out := make(chan string, 1)
+	go func() { out <- write(t, c, path, content) }()
+	return out
+}
+
+// card reads the waiting call the page shows, once it shows one.
+type shownCard struct{ tool, preview, identity, session, rest string }
+
+func waitCard(t *testing.T, ctx context.Context) shownCard {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#cards .card .approve"))))
+	text := func(sel string) string {
+		s, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS("#cards .card "+sel)))
+		require.NoError(t, err, sel)
+		return s
+	}
+	return shownCard{tool: text(".tool"), preview: text(".preview"), identity: text(".identity"),
+		session: text(".session"), rest: text(".restpre")}
+}
+
+// click presses a card's button and waits for the page it leads to (a
+// new document, told by its time origin).
+func click(t *testing.T, ctx context.Context, button string) {
+	t.Helper()
+	origin := func() float64 {
+		v, _ := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.readyState === "complete" ? performance.timeOrigin : 0`))
+		return v
+	}
+	before := origin()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#cards .card "+button))))
+	require.Eventually(t, func() bool { now := origin(); return now != 0 && now != before }, 30*time.Second, 10*time.Millisecond)
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS("#message"))))
+}
+
+// TestApprovalPageInBrowser: a client without elicitation writes a file;
+// the page, in a real browser, shows the exact action at once; Approve
+// writes it, Deny refuses; hostile content is shown as text, folded.
+func TestApprovalPageInBrowser(t *testing.T) {
+	ws, env := workspace(t)
+	c, url := pageServer(t, env, "--workspace", ws)
+	ctx := browser(t, url)
+
+	res := writeAsync(t, c, "notes/page.txt", "hello from the page\n")
+	card := waitCard(t, ctx)
+	require.Equal(t, "write_file", card.tool)
+	require.True(t, strings.HasPrefix(card.preview, "Create file notes/page.txt (20 bytes, creating notes if missing)"), card.preview)
+	require.Contains(t, card.preview, "+hello from the page")
+	require.NotEmpty(t, card.session)
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	require.NoError(t, err)
+	shotPath := filepath.Join(t.TempDir(), "approval-page.png")
+	require.NoError(t, os.WriteFile(shotPath, shot, 0o644))
+	require.Greater(t, len(shot), 10_000, "a screenshot of the card (%s)", shotPath)
+
+	click(t, ctx, ".approve")
+	require.Empty(t, <-res)
+	require.Equal(t, "hello from the page\n", readWS(ws, "notes/page.txt"))
+
+	res = writeAsync(t, c, "notes/denied.txt", "no\n")
+	waitCard(t, ctx)
+	click(t, ctx, ".deny")
+	require.Equal(t, "denied.approval_declined", <-res)
+	require.Equal(t, "<missing>", readWS(ws, "notes/denied.txt"))
+
+	hostile := "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>\u202Egnp.exe\n" + strings.Repeat("long line ", 100_000)
+	res = writeAsync(t, c, "notes/hostile.txt", hostile)
+	card = waitCard(t, ctx)
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[string]("typeof window.pwned"))
+	require.NoError(t, err)
+	restShown, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector("#cards .card .rest").hidden`))
+	require.NoError(t, err)
+	require.Equal(t, "undefined", pwned, "no script in the action ran")
+	require.Contains(t, card.preview, "+<script>window.pwned=1</script><img src=x onerror=window.pwned=2>\\u{202E}gnp.exe",
+		"markup is shown as text, the bidi override escaped")
+	require.NotContains(t, card.preview, "\u202E")
+	require.Less(t, len(card.preview), 9<<10, "only the head of a 1 MB action is unfolded")
+	require.True(t, restShown)
+	require.Greater(t, len(card.rest), 900_000, "the rest is folded, not dropped")
+	click(t, ctx, ".deny")
+	require.Equal(t, "denied.approval_declined", <-res)
+	require.Equal(t, "<missing>", readWS(ws, "notes/hostile.txt"))
+}

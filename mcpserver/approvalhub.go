@@ -1,0 +1,101 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// The approval channels (approval.channel).
+const (
+	channelElicit   = "elicit"
+	channelPage     = "page"
+	channelTerminal = "terminal"
+	// channelHub stands for page and terminal: a call that waits in the
+	// hub is shown on both, and the first decision settles it.
+	channelHub  = "hub"
+	channelNone = ""
+)
+
+// maxPageActionBytes bounds the action the page and the terminal show.
+// They show it whole (the page folds all but its head), so the bound is
+// wider than an elicitation form's; a longer action is not asked at all.
+const maxPageActionBytes = 4 << 20
+
+// channelFor picks how to ask the human about this call: the first
+// channel of approval.channel that can, elicit only when the client
+// declared elicitation.
+func (a *approver) channelFor(ctx context.Context) string {
+	for _, c := range a.channels {
+		switch {
+		case c == channelElicit && canElicit(ctx):
+			return channelElicit
+		case (c == channelPage || c == channelTerminal) && a.hub != nil:
+			return channelHub
+		}
+	}
+	return channelNone
+}
+
+// Approvals returns the hub of calls waiting on the page or the terminal,
+// or nil when approval.channel lists neither.
+func (s *Server) Approvals() *approvals.Hub { return s.approval.hub }
+
+// ApprovalChannels describes approval.channel in effect, in words.
+func (s *Server) ApprovalChannels() []string {
+	out := make([]string, 0, len(s.approval.channels))
+	for _, c := range s.approval.channels {
+		switch c {
+		case channelElicit:
+			out = append(out, "elicit: the client's form, when it declared elicitation")
+		case channelPage:
+			out = append(out, "page: the local approval page (serve prints its URL to stderr)")
+		case channelTerminal:
+			out = append(out, "terminal: toolwarden approvals list|approve|deny|watch over the control socket")
+		}
+	}
+	if !slices.Contains(s.approval.channels, channelPage) && !slices.Contains(s.approval.channels, channelTerminal) {
+		out = append(out, "otherwise: denied.approval_unavailable")
+	}
+	return out
+}
+
+// askHub shows the call on the page and the terminal and waits for the
+// first decision, at most the approval timeout. The decision names the
+// call's approval ID and argument digest, so it settles this call only.
+func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket, raw json.RawMessage) *mcp.CallToolResult {
+	action, err := a.preview(ctx, call.Tool, raw)
+	if err != nil {
+		return toolerr.Result(t.Decline(previewError(err)))
+	}
+	action = displaySafe(action)
+	if len(action) > maxPageActionBytes {
+		return toolerr.Result(t.Decline(tooLargeToAsk(call.Tool, len(action), maxPageActionBytes, "approval.max_page_bytes")))
+	}
+	now := a.now()
+	d, err := a.hub.Ask(ctx, approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
+		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)})
+	switch {
+	case errors.Is(err, approvals.ErrTimeout):
+		return toolerr.Result(t.Decline(timeoutError(a.timeout)))
+	case ctx.Err() != nil:
+		return toolerr.Result(t.Decline(toolerr.New(toolerr.Canceled, "",
+			"the call was cancelled by the client while waiting for approval").WithRule("approval.channel")))
+	case err != nil:
+		return toolerr.Result(t.Decline(unavailableError(call.Tool, err.Error())))
+	case !d.Approve:
+		how := "declined"
+		if d.Reason != "" {
+			how = fmt.Sprintf("declined (reason: %q)", d.Reason)
+		}
+		return toolerr.Result(t.DeclineBy(declinedError(call.Tool, how), d.By))
+	}
+	return failed(t.ApproveBy("approval."+d.Channel, d.By))
+}

@@ -1,0 +1,135 @@
+package mcpserver_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+// callAsync calls a tool in the background.
+func callAsync(t *testing.T, c *client.Client, name string, args map[string]any) <-chan *mcp.CallToolResult {
+	out := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = name, args
+		res, err := c.CallTool(ctxT(t), req)
+		if err != nil {
+			res = mcp.NewToolResultError("transport: " + err.Error())
+		}
+		out <- res
+	}()
+	return out
+}
+
+// waiting returns the one call that waits in the hub.
+func waiting(t *testing.T, hub *approvals.Hub) approvals.Request {
+	t.Helper()
+	require.Eventually(t, func() bool { return len(hub.List()) == 1 }, 10*time.Second, time.Millisecond)
+	return hub.List()[0]
+}
+
+// TestApprovalChannelsWithoutElicitation: a client that cannot elicit is
+// asked on the hub (page, terminal) when approval.channel lists one after
+// elicit; the decision settles only the call it names, and the audit
+// line says which channel and who.
+func TestApprovalChannelsWithoutElicitation(t *testing.T) {
+	for _, kind := range clientKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			f := newFixture(t)
+			withApproval(f, time.Minute)
+			f.cfg.Approval.Channel = []string{"elicit", "page"}
+			b := f.server(t)
+			hub := b.Approvals()
+			require.NotNil(t, hub)
+			c := kind.open(t, b)
+
+			res := callAsync(t, c, "write_file", writeArgs("approved on the page"))
+			req := waiting(t, hub)
+			require.Equal(t, "write_file", req.Tool)
+			require.Contains(t, req.Preview, "Create file notes/todo.md")
+			require.Contains(t, req.Preview, "+approved on the page")
+			require.ErrorIs(t, hub.Decide(req.ID, guard.ArgsDigest(map[string]any{"other": 1}), approvals.Decision{Approve: true}), approvals.ErrDigest)
+			require.NoError(t, hub.Decide(req.ID, req.Digest, approvals.Decision{Approve: true, Channel: "page", By: "page"}))
+			r := <-res
+			require.False(t, r.IsError, "%v", r.Content)
+			got, err := os.ReadFile(filepath.Join(f.ws, "notes/todo.md"))
+			require.NoError(t, err)
+			require.Equal(t, "approved on the page", string(got))
+			require.ErrorIs(t, hub.Decide(req.ID, req.Digest, approvals.Decision{Approve: true}), approvals.ErrUnknown, "the call ended")
+
+			res = callAsync(t, c, "write_file", writeArgs("denied"))
+			req = waiting(t, hub)
+			require.NoError(t, hub.Decide(req.ID, req.Digest, approvals.Decision{Channel: "terminal", By: "terminal uid=0", Reason: "not now"}))
+			e := errorOf(t, <-res)
+			require.Equal(t, toolerr.DeniedApprovalDeclined, e.Code)
+			require.Contains(t, e.Message, `reason: "not now"`)
+			got, _ = os.ReadFile(filepath.Join(f.ws, "notes/todo.md"))
+			require.Equal(t, "approved on the page", string(got), "nothing written")
+
+			var decided []string
+			for _, e := range verifiedEntries(t, f.auditPath) {
+				if e.Outcome == guard.Approved || e.Outcome == guard.Declined {
+					decided = append(decided, string(e.Outcome)+":"+e.Rule+":"+e.DecidedBy)
+				}
+			}
+			require.Equal(t, []string{"approved:approval.page:page", "declined:approval.declined:terminal uid=0"}, decided)
+		})
+	}
+}
+
+// TestApprovalChannelsPreferElicit: a client that can elicit is asked by
+// its form when elicit comes first; nothing waits in the hub.
+func TestApprovalChannelsPreferElicit(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	f.cfg.Approval.Channel = []string{"elicit", "terminal"}
+	b := f.server(t)
+	h := &human{answer: accept(false)}
+	c := clientKinds[0].open(t, b, client.WithElicitationHandler(h))
+	require.False(t, callTool(t, c, "write_file", writeArgs("x")).IsError)
+	require.Len(t, h.questions(), 1)
+	require.Empty(t, b.Approvals().List())
+}
+
+// TestApprovalChannelTimesOutAndCancels: nobody deciding ends in
+// denied.approval_timeout; a client that gives up removes the call.
+func TestApprovalChannelTimesOutAndCancels(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, 200*time.Millisecond)
+	f.cfg.Approval.Channel = []string{"page"}
+	b := f.server(t)
+	c := clientKinds[0].open(t, b)
+	e := errorOf(t, callTool(t, c, "write_file", writeArgs("late")))
+	require.Equal(t, toolerr.DeniedApprovalTimeout, e.Code)
+	require.Empty(t, b.Approvals().List())
+
+	f2 := newFixture(t)
+	withApproval(f2, time.Minute)
+	f2.cfg.Approval.Channel = []string{"terminal"}
+	b2 := f2.server(t)
+	c2 := clientKinds[0].open(t, b2)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "write_file", writeArgs("gone")
+		_, _ = c2.CallTool(ctx, req)
+	}()
+	req := waiting(t, b2.Approvals())
+	cancel()
+	<-done
+	require.Eventually(t, func() bool { return len(b2.Approvals().List()) == 0 }, 10*time.Second, time.Millisecond)
+	require.ErrorIs(t, b2.Approvals().Decide(req.ID, req.Digest, approvals.Decision{Approve: true}), approvals.ErrUnknown)
+	_, err := os.Stat(filepath.Join(f2.ws, "notes/todo.md"))
+	require.True(t, os.IsNotExist(err))
+}
