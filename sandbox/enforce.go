@@ -10,13 +10,6 @@ const (
 	EnforceCPU    = "cpu"
 )
 
-// EnforcedLimitKeys maps each mode-dependent limit to its config key.
-var EnforcedLimitKeys = map[string]string{
-	EnforceMemory: "exec.limits.memory_bytes",
-	EnforcePids:   "exec.limits.pids",
-	EnforceCPU:    "exec.limits.cpus",
-}
-
 // Enforcement says how a backend, in the mode the server runs in, really
 // enforces the limits of a run. It is what `toolwarden config check`
 // prints; nothing in it is a claim the backend does not make good.
