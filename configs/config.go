@@ -216,6 +216,15 @@ type Exec struct {
 	// WorkspaceWritable mounts the workspace read-write (a widening).
 	WorkspaceWritable bool       `mapstructure:"workspace_writable" yaml:"workspace_writable"`
 	Limits            ExecLimits `mapstructure:"limits" yaml:"limits"`
+	// AcceptWeakerLimits names the limits (memory, pids, cpu) the operator
+	// set and accepts the sandbox enforcing less strictly than configured
+	// in its mode (rootless: per process, or not at all); a widening.
+	AcceptWeakerLimits []string `mapstructure:"accept_weaker_limits" yaml:"accept_weaker_limits"`
+	// LimitsSet names the limits among memory, pids and cpu whose value
+	// the operator set (in a file, the environment or a flag); Load fills
+	// it. A limit set and not enforceable as configured is a start-up
+	// error unless accepted.
+	LimitsSet []string `mapstructure:"-" yaml:"-"`
 	// Commands is run_command's allowlist; empty leaves run_command out.
 	Commands []Command `mapstructure:"commands" yaml:"commands"`
 }

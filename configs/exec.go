@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -10,6 +11,14 @@ import (
 
 // Interpreters is the immutable allowlist of run_script interpreters.
 var Interpreters = []string{"python", "bash", "go"}
+
+// WeakerLimits are the limits whose enforcement depends on the sandbox's
+// mode, by the name exec.accept_weaker_limits uses, and their keys.
+var WeakerLimits = map[string]string{
+	"memory": "exec.limits.memory_bytes",
+	"pids":   "exec.limits.pids",
+	"cpu":    "exec.limits.cpus",
+}
 
 // minPids is the smallest pids limit gVisor's sentry survives.
 const minPids = 1024
@@ -45,6 +54,11 @@ func (e Exec) validate(add func(string, string, ...any)) {
 	positive(add, "exec.limits.scratch_bytes", l.ScratchBytes)
 	positive(add, "exec.limits.output_bytes", int64(l.OutputBytes))
 	positive(add, "exec.limits.max_input_bytes", int64(l.MaxInputBytes))
+	for _, w := range e.AcceptWeakerLimits {
+		if _, ok := WeakerLimits[w]; !ok {
+			add("exec.accept_weaker_limits", "%q is not one of memory, pids, cpu", w)
+		}
+	}
 	seen := map[string]bool{}
 	for i, c := range e.Commands {
 		c.validate(add, fmt.Sprintf("exec.commands[%d]", i), seen)
@@ -84,6 +98,10 @@ func execWidenings(l *Loaded, def Exec) []string {
 	if e.WorkspaceWritable {
 		out = append(out, "exec.workspace_writable is true: scripts can change the workspace (from "+l.Origin("exec.workspace_writable")+")")
 	}
+	for _, w := range e.AcceptWeakerLimits {
+		out = append(out, fmt.Sprintf("exec.accept_weaker_limits: %s may be enforced less strictly than %s says, in the sandbox's mode (from %s)",
+			w, WeakerLimits[w], l.Origin("exec.accept_weaker_limits")))
+	}
 	widen("exec.limits.timeout", e.Limits.Timeout > d.Timeout, e.Limits.Timeout)
 	widen("exec.limits.max_timeout", e.Limits.MaxTimeout > d.MaxTimeout, e.Limits.MaxTimeout)
 	widen("exec.limits.memory_bytes", e.Limits.MemoryBytes > d.MemoryBytes, e.Limits.MemoryBytes)
@@ -102,6 +120,18 @@ func execWidenings(l *Loaded, def Exec) []string {
 		}
 		if c.WorkspaceWritable {
 			out = append(out, fmt.Sprintf("exec.commands %q mounts the workspace read-write", c.Name))
+		}
+	}
+	return out
+}
+
+// limitsSet lists the mode-dependent limits whose value did not come
+// from the built-in default.
+func limitsSet(l *Loaded) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(WeakerLimits)) {
+		if l.Origin(WeakerLimits[name]) != "default" {
+			out = append(out, name)
 		}
 	}
 	return out

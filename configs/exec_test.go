@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ func TestExecConfigErrors(t *testing.T) {
 			"file.yaml:5: exec.commands[0].shell: unknown key"},
 		{"duplicate command", "exec:\n  commands:\n    - {name: ls, argv: [/usr/bin/ls]}\n    - {name: ls, argv: [/usr/bin/ls]}\n",
 			`exec.commands[1].name: "ls" is declared twice`},
+		{"unknown weaker limit", "exec:\n  accept_weaker_limits: [memory, disk]\n", `exec.accept_weaker_limits: "disk" is not one of memory, pids, cpu`},
 		{"bad pattern", "exec:\n  commands:\n    - {name: ls, argv: [/usr/bin/ls], arg_pattern: \"[\"}\n", "exec.commands[0].arg_pattern: not a regular expression"},
 	}
 	for _, tc := range tests {
@@ -48,4 +50,20 @@ exec:
 		`exec.commands allows "git_status": [/usr/bin/git status] (from file.yaml)`,
 		`exec.commands "git_status" accepts flags from the model`,
 	}, l.Widenings, "a tighter cpus is not a widening")
+}
+
+func TestLimitsSetAndAccepted(t *testing.T) {
+	isolate(t)
+	writeFile(t, "file.yaml", "exec:\n  limits:\n    memory_bytes: 268435456\n  accept_weaker_limits: [memory]\n")
+	t.Setenv("TOOLWARDEN_EXEC_LIMITS_CPUS", "0.5")
+	l, err := Load(Options{File: "file.yaml"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"cpu", "memory"}, l.Config.Exec.LimitsSet, "set in the file or the environment; pids is the default")
+	require.Equal(t, []string{"memory"}, l.Config.Exec.AcceptWeakerLimits)
+	require.Contains(t, strings.Join(l.Widenings, "\n"), "exec.accept_weaker_limits: memory may be enforced less strictly than exec.limits.memory_bytes")
+
+	isolate(t)
+	l, err = Load(Options{})
+	require.NoError(t, err)
+	require.Empty(t, l.Config.Exec.LimitsSet, "defaults are not the operator's")
 }

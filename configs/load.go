@@ -102,6 +102,7 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	cfg.File = file
 	l := &Loaded{Config: cfg, File: file, origin: org}
+	l.Config.Exec.LimitsSet = limitsSet(l)
 	if err := l.validate(); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/declared"
 )
@@ -38,9 +37,7 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 		return nil, nil, nil // nothing declared is nothing unavailable
 	}
 	cfg := env.Config.Exec
-	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
-		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
-	})
+	runner, err := detectSandbox(ctx, env)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -22,9 +22,7 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
 		return nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
 	}
-	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
-		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
-	})
+	runner, err := detectSandbox(ctx, env)
 	if err != nil {
 		return nil, err
 	}

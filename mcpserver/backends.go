@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 
@@ -33,6 +34,8 @@ type backendEnv struct {
 	Config    configs.Config
 	Workspace *sandbox.Workspace
 	Log       *slog.Logger
+	// Sandbox receives how the detected sandbox enforces limits.
+	Sandbox **SandboxReport
 }
 
 // Unavailable names a toolset that could not be opened, and why.
@@ -77,7 +80,10 @@ func Catalog(cfg configs.Config) []tools.Tool {
 
 // openBackends opens every toolset's backend and returns the tools of the
 // ones that opened; the ones that fail are reported, not fatal.
-func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.Tool, []io.Closer, []Unavailable) {
+//
+// A startupError is fatal instead: the configuration asks for what this
+// machine's sandbox cannot do, and the server must not start as if it did.
+func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.Tool, []io.Closer, []Unavailable, error) {
 	var (
 		all     []tools.Tool
 		closers []io.Closer
@@ -85,6 +91,13 @@ func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.
 	)
 	for _, ts := range sets {
 		c, err := ts.open(ctx, env)
+		var fatal *startupError
+		if errors.As(err, &fatal) {
+			for _, c := range closers {
+				c.Close()
+			}
+			return nil, nil, nil, err
+		}
 		if err != nil {
 			env.Log.Warn("toolset unavailable", "toolset", ts.name, "reason", err.Error())
 			missing = append(missing, Unavailable{Toolset: ts.name, Reason: err.Error()})
@@ -95,5 +108,5 @@ func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.
 		}
 		all = append(all, ts.set.Tools()...)
 	}
-	return all, closers, missing
+	return all, closers, missing, nil
 }

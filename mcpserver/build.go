@@ -25,7 +25,10 @@ type Built struct {
 	Tools     []tools.Tool
 	// Unavailable lists the toolsets that could not be opened.
 	Unavailable []Unavailable
-	closers     []io.Closer
+	// Sandbox says how the sandbox of the exec and declared cli tools
+	// enforces limits; nil when neither opened one.
+	Sandbox *SandboxReport
+	closers []io.Closer
 }
 
 // Close releases the backends and the workspace.
@@ -46,7 +49,11 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b := &Built{Workspace: ws}
-	b.Tools, b.closers, b.Unavailable = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log})
+	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox})
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
 	g, err := NewGuard(cfg, b.Tools, audit)
 	if err != nil {
 		b.Close()

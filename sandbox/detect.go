@@ -36,15 +36,13 @@ type Cleaner interface{ Cleanup() error }
 
 // Detect finds the first sandbox backend that runs /usr/bin/true, cleans
 // the leftovers of an earlier crash in its state, and returns it. There is
-// no unsandboxed mode: with no working backend, Detect fails.
+// no unsandboxed mode: with no working backend, Detect fails. As root,
+// runs get cgroups and run as nobody; as an ordinary user, the backends
+// run rootless (see Runsc and Bwrap), and Enforcement says what that
+// changes.
 func Detect(ctx context.Context, opt DetectOptions) (Runner, error) {
-	if os.Geteuid() != 0 {
-		// Without root, runsc must run --rootless, which silently drops
-		// cgroup limits, and bubblewrap cannot create cgroups.
-		return nil, fmt.Errorf("%w: sandboxes need root to enforce cgroup limits (runsc --rootless ignores them)", ErrNoBackend)
-	}
 	var why []string
-	for _, c := range candidates(opt) {
+	for _, c := range candidates(ctx, opt) {
 		r, err := c()
 		if err == nil {
 			err = probe(ctx, r)
@@ -67,7 +65,7 @@ func Detect(ctx context.Context, opt DetectOptions) (Runner, error) {
 }
 
 // candidates lists the backends to try, in order of preference.
-func candidates(opt DetectOptions) []func() (Runner, error) {
+func candidates(ctx context.Context, opt DetectOptions) []func() (Runner, error) {
 	var out []func() (Runner, error)
 	if opt.Backend == "" || opt.Backend == "auto" || opt.Backend == "runsc" {
 		path, err := findProgram(opt.RunscPath, "runsc")
@@ -94,7 +92,14 @@ func candidates(opt DetectOptions) []func() (Runner, error) {
 			if err != nil {
 				return nil, fmt.Errorf("bwrap: prlimit (util-linux) not found: %w", err)
 			}
-			return NewBwrap(path, prlimit, filepath.Join(opt.StateDir, "bwrap"))
+			b, err := NewBwrap(path, prlimit, filepath.Join(opt.StateDir, "bwrap"))
+			if err != nil {
+				return nil, err
+			}
+			if b.Rootless {
+				b.Scope, _ = findScope(ctx)
+			}
+			return b, nil
 		})
 	}
 	return out

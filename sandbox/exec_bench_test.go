@@ -42,7 +42,7 @@ func BenchmarkBareRunsc(b *testing.B) {
 			bundle := b.TempDir()
 			files := b.TempDir()
 			req := Request{Argv: argv, Limits: DefaultLimits}
-			require.NoError(b, writeBundle(bundle, ociSpec(req, r.root, files, "")))
+			require.NoError(b, writeBundle(bundle, ociSpec(req, r.root, files, "", r.Rootless)))
 			i := 0
 			for b.Loop() {
 				i++
@@ -63,9 +63,15 @@ func BenchmarkBareBwrap(b *testing.B) {
 	for name, argv := range benchArgv {
 		b.Run(name, func(b *testing.B) {
 			files := b.TempDir()
-			args := bwrapArgv(r.Prlimit, r.Path, Request{Argv: argv, Limits: DefaultLimits}, r.root, files)
+			req := Request{Argv: argv, Limits: DefaultLimits}
 			for b.Loop() {
-				out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
+				// Rootless, the launch carries the seccomp filter's pipe.
+				ln, err := r.command("", "", files, req, nil)
+				require.NoError(b, err)
+				cmd := exec.Command(ln.argv[0], ln.argv[1:]...)
+				cmd.ExtraFiles = ln.files
+				out, err := cmd.CombinedOutput()
+				closeAll(ln.files)
 				require.NoError(b, err, string(out))
 			}
 		})

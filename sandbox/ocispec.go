@@ -6,7 +6,8 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
-// sandboxUID is the user every sandboxed program runs as (nobody).
+// sandboxUID is the user every sandboxed program runs as under root
+// (nobody).
 const sandboxUID = 65534
 
 // ociSpec is the whole isolation policy of a gVisor run, in one place: a
@@ -15,8 +16,22 @@ const sandboxUID = 65534
 // request's files read-only, size-capped tmpfs scratch, user nobody, no
 // capabilities, no new privileges, rlimits, fresh namespaces including an
 // empty network one. Nothing here is widened by the environment.
-func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string) *specs.Spec {
+//
+// Rootless, runsc maps the invoking user to uid 0 of its user namespace:
+// the program runs as that uid 0, still with no capability, so that what
+// it may read and write in the workspace is what the user may, and what it
+// writes belongs to the user. There is no cgroup; gVisor's kernel enforces
+// the rlimits, with memory bounded per process by RLIMIT_AS.
+func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless bool) *specs.Spec {
 	l := req.Limits
+	uid := uint32(sandboxUID)
+	var res *specs.LinuxResources
+	if rootless {
+		uid = 0
+		l.AddressSpace = min(l.AddressSpace, l.MemoryBytes)
+	} else {
+		res = resources(l)
+	}
 	cwd := ScratchDir
 	mounts := []specs.Mount{
 		{Destination: "/proc", Type: "proc", Source: "proc"},
@@ -45,33 +60,39 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string) *specs.Spe
 		Hostname: "sandbox",
 		Root:     &specs.Root{Path: root.dir, Readonly: true},
 		Process: &specs.Process{
-			User:            specs.User{UID: sandboxUID, GID: sandboxUID},
+			User:            specs.User{UID: uid, GID: uid},
 			Args:            req.Argv,
 			Env:             req.Env,
 			Cwd:             cwd,
 			Capabilities:    &specs.LinuxCapabilities{},
 			NoNewPrivileges: true,
-			Rlimits:         rlimits(l),
+			Rlimits:         rlimits(l, rootless),
 		},
 		Mounts: mounts,
 		Linux: &specs.Linux{
 			Namespaces: []specs.LinuxNamespace{{Type: specs.PIDNamespace}, {Type: specs.NetworkNamespace},
 				{Type: specs.IPCNamespace}, {Type: specs.UTSNamespace}, {Type: specs.MountNamespace}},
 			CgroupsPath: cgroupsPath,
-			Resources:   resources(l),
+			Resources:   res,
 		},
 	}
 }
 
 // rlimits are the per-process limits of every sandboxed program.
-func rlimits(l Limits) []specs.POSIXRlimit {
-	return []specs.POSIXRlimit{
+func rlimits(l Limits, rootless bool) []specs.POSIXRlimit {
+	out := []specs.POSIXRlimit{
 		{Type: "RLIMIT_NOFILE", Hard: l.NoFile, Soft: l.NoFile},
 		{Type: "RLIMIT_NPROC", Hard: l.NProc, Soft: l.NProc},
 		{Type: "RLIMIT_FSIZE", Hard: uint64(l.FileSize), Soft: uint64(l.FileSize)},
 		{Type: "RLIMIT_AS", Hard: uint64(l.AddressSpace), Soft: uint64(l.AddressSpace)},
 		{Type: "RLIMIT_CORE", Hard: 0, Soft: 0},
 	}
+	if rootless {
+		// No CPU quota without a cgroup: each process gets the CPU time
+		// the quota would allow over the timeout.
+		out = append(out, specs.POSIXRlimit{Type: "RLIMIT_CPU", Hard: uint64(cpuSeconds(l)), Soft: uint64(cpuSeconds(l))})
+	}
+	return out
 }
 
 // resources are the cgroup limits of a run; gVisor also sizes its sentry's

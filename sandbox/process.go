@@ -77,26 +77,28 @@ type supervised struct {
 	setup *os.File
 }
 
-// newSupervised prepares argv to run with req's stdin and output caps,
-// inside cg when not nil.
-func newSupervised(argv []string, cg *runCgroup, req Request) (*supervised, error) {
+// newSupervised prepares the launch to run with req's stdin and output
+// caps, inside cg when not nil. The launch's files follow the join
+// script's report pipe (fd 3) when there is one, else start at fd 3.
+func newSupervised(ln launch, cg *runCgroup, req Request) (*supervised, error) {
 	s := &supervised{overflow: make(chan struct{}, 2)}
 	signal := func() { s.overflow <- struct{}{} }
 	s.stdout = newCapture(req.Limits.OutputBytes, signal)
 	s.stderr = newCapture(req.Limits.OutputBytes, signal)
-	var report *os.File
+	argv := ln.argv
+	var extra []*os.File
 	if cg != nil {
 		args := append([]string{"/bin/sh", "-c", joinCgroupScript, "toolwarden-sandbox"}, cg.procsFiles()...)
 		argv = append(append(args, "--"), argv...)
+		var report *os.File
 		var err error
 		if s.setup, report, err = os.Pipe(); err != nil {
 			return nil, err
 		}
+		extra = append(extra, report)
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
-	if report != nil {
-		s.cmd.ExtraFiles = []*os.File{report}
-	}
+	s.cmd.ExtraFiles = append(extra, ln.files...)
 	s.cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	s.cmd.Stdin = bytes.NewReader(req.Stdin)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
@@ -193,13 +195,26 @@ func removeLeftoverRuns(dir string) error {
 // launcher is what differs between backends: the command line of a run,
 // how to stop it early, and what to clean up once it is gone.
 type launcher interface {
-	// command returns the argv of run id, whose request files are in
-	// filesDir, and whether it must join the run's cgroup itself.
-	command(id, runDir, filesDir string, req Request) (argv []string, join bool, err error)
+	// command returns how to start run id, whose request files are in
+	// filesDir; cg is the run's cgroup, nil when the backend runs without.
+	command(id, runDir, filesDir string, req Request, cg *runCgroup) (launch, error)
 	// stop kills run id before it ends on its own.
 	stop(id string, cg *runCgroup)
 	// finish runs once the process is gone; killed says whether stop ran.
 	finish(id string, s *supervised, killed bool)
+	// cgroups says whether runs get a cgroup made by toolwarden (root).
+	cgroups() bool
+}
+
+// launch is how one run starts.
+type launch struct {
+	argv []string
+	// join says the process joins the run's cgroup itself before it
+	// becomes argv.
+	join bool
+	// files are passed from fd 3 (after the join report pipe, if any);
+	// they are closed once the process started.
+	files []*os.File
 }
 
 // runWith is a run under any backend: its files, its cgroup (created
@@ -214,21 +229,25 @@ func runWith(ctx context.Context, l launcher, stateDir string, req Request) (Res
 	if err := writeFiles(filesDir, req.Files); err != nil {
 		return Result{}, err
 	}
-	cg, err := newRunCgroup(id, req.Limits)
-	if err != nil {
-		return Result{}, err
+	var cg *runCgroup
+	if l.cgroups() {
+		var err error
+		if cg, err = newRunCgroup(id, req.Limits); err != nil {
+			return Result{}, err
+		}
+		defer cg.remove()
 	}
-	defer cg.remove()
-	argv, join, err := l.command(id, runDir, filesDir, req)
+	ln, err := l.command(id, runDir, filesDir, req, cg)
 	if err != nil {
 		return Result{}, err
 	}
 	joined := cg
-	if !join {
+	if !ln.join {
 		joined = nil
 	}
-	s, err := newSupervised(argv, joined, req)
+	s, err := newSupervised(ln, joined, req)
 	if err != nil {
+		closeAll(ln.files)
 		return Result{}, err
 	}
 	start := time.Now()
@@ -243,8 +262,14 @@ func runWith(ctx context.Context, l launcher, stateDir string, req Request) (Res
 		return Result{}, fmt.Errorf("sandbox set-up failed: %s", failure)
 	}
 	res := s.result(start, limit)
-	if res.Limit == "" {
+	if res.Limit == "" && cg != nil {
 		res.Limit = cg.hit()
 	}
 	return res, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }

@@ -13,7 +13,10 @@ import (
 )
 
 // Runsc runs programs under gVisor: `runsc run` with a per-run OCI bundle,
-// no network, a dedicated state root and a per-run cgroup.
+// no network, a dedicated state root and, as root, a per-run cgroup.
+// Rootless (runsc --rootless), runsc maps the invoking user to root in a
+// user namespace and cannot make cgroups; the limits are then the rlimits
+// gVisor's own kernel enforces (ociSpec).
 type Runsc struct {
 	// Path is the runsc binary; Platform is systrap or ptrace.
 	Path, Platform string
@@ -21,6 +24,8 @@ type Runsc struct {
 	Flags []string
 	// StateDir holds runsc's --root, the rootfs skeleton and run bundles.
 	StateDir string
+	// Rootless is set when the server is not root.
+	Rootless bool
 	root     *rootfs
 }
 
@@ -33,16 +38,26 @@ func NewRunsc(path, platform, stateDir string, flags []string) (*Runsc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prepare sandbox rootfs: %w", err)
 	}
-	return &Runsc{Path: path, Platform: platform, Flags: flags, StateDir: stateDir, root: root}, nil
+	return &Runsc{Path: path, Platform: platform, Flags: flags, StateDir: stateDir, root: root, Rootless: os.Geteuid() != 0}, nil
 }
 
 // Name implements Runner.
-func (r *Runsc) Name() string { return "runsc/" + r.Platform }
+func (r *Runsc) Name() string {
+	if r.Rootless {
+		return "runsc-rootless/" + r.Platform
+	}
+	return "runsc/" + r.Platform
+}
 
 func (r *Runsc) globalArgs() []string {
 	args := []string{"--root=" + filepath.Join(r.StateDir, "runsc"), "--platform=" + r.Platform, "--network=none"}
+	if r.Rootless {
+		args = append(args, "--rootless")
+	}
 	return append(args, r.Flags...)
 }
+
+func (r *Runsc) cgroups() bool { return !r.Rootless }
 
 // Run implements Runner. The run holds the state directory's netns lock
 // shared, so that no server removes runsc's network namespace under it.
@@ -58,12 +73,16 @@ func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 // command writes the run's bundle. runsc moves the sandbox into the cgroup
 // named in the spec, relative to its own (the server's), which is the
 // run's cgroup: the process must not join it itself.
-func (r *Runsc) command(id, runDir, filesDir string, req Request) ([]string, bool, error) {
+func (r *Runsc) command(id, runDir, filesDir string, req Request, cg *runCgroup) (launch, error) {
 	bundle := filepath.Join(runDir, "bundle")
-	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupGroup+"/"+id)); err != nil {
-		return nil, false, err
+	cgroupsPath := ""
+	if cg != nil {
+		cgroupsPath = cgroupGroup + "/" + id
 	}
-	return append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id), false, nil
+	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupsPath, r.Rootless)); err != nil {
+		return launch{}, err
+	}
+	return launch{argv: append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)}, nil
 }
 
 func (r *Runsc) stop(id string, _ *runCgroup) { r.kill(id) }
@@ -123,6 +142,9 @@ func (r *Runsc) Cleanup() error {
 	if err := removeLeftoverRuns(filepath.Join(r.StateDir, "runs")); err != nil {
 		return err
 	}
+	if r.Rootless {
+		return nil // no cgroup, and runsc's namespaces live in its own user namespace
+	}
 	if err := cleanupCgroups(); err != nil {
 		return err
 	}
@@ -132,7 +154,12 @@ func (r *Runsc) Cleanup() error {
 // Close removes runsc's network-namespace mount, so that a server that
 // exits cleanly leaves no mount in its state directory. Runs must have
 // ended: the server closes its backends only after its last call.
-func (r *Runsc) Close() error { return r.removeNetns() }
+func (r *Runsc) Close() error {
+	if r.Rootless {
+		return nil
+	}
+	return r.removeNetns()
+}
 
 // removeNetns unmounts and removes runsc's null network namespace unless
 // a run of a live server (this one or another sharing the state

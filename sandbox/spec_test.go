@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +16,7 @@ import (
 func TestOCISpecIsolation(t *testing.T) {
 	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
 	req := Request{Argv: []string{"/usr/bin/true"}, Workspace: "/ws", Limits: DefaultLimits}
-	s := ociSpec(req, root, "/state/files", "toolwarden/tw-1-a")
+	s := ociSpec(req, root, "/state/files", "toolwarden/tw-1-a", false)
 	require.True(t, s.Root.Readonly)
 	require.Equal(t, uint32(65534), s.Process.User.UID)
 	require.Equal(t, uint32(65534), s.Process.User.GID)
@@ -36,7 +38,7 @@ func TestOCISpecIsolation(t *testing.T) {
 	require.Equal(t, uint64(0), s.Process.Rlimits[core].Hard)
 
 	req.WorkspaceWritable = true
-	s = ociSpec(req, root, "/state/files", "")
+	s = ociSpec(req, root, "/state/files", "", false)
 	for _, m := range s.Mounts {
 		if m.Destination == WorkspaceDir {
 			require.Contains(t, m.Options, "rw")
@@ -46,8 +48,9 @@ func TestOCISpecIsolation(t *testing.T) {
 
 func TestBwrapArgvIsolation(t *testing.T) {
 	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
-	argv := bwrapArgv("/usr/bin/prlimit", "/usr/bin/bwrap", Request{Argv: []string{"/usr/bin/true", "--flag"},
-		Env: []string{"A=1"}, Workspace: "/ws", Limits: DefaultLimits}, root, "/state/files")
+	b := &Bwrap{Path: "/usr/bin/bwrap", Prlimit: "/usr/bin/prlimit", root: root}
+	argv := bwrapArgv(b, Request{Argv: []string{"/usr/bin/true", "--flag"},
+		Env: []string{"A=1"}, Workspace: "/ws", Limits: DefaultLimits}, "/state/files", 3)
 	joined := strings.Join(argv, " ")
 	for _, want := range []string{"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
 		"--new-session", "--cap-drop ALL", "--clearenv", "--uid 65534", "--remount-ro /", "--ro-bind /ws /workspace", "--core=0"} {
@@ -65,15 +68,62 @@ func TestWriteFilesRefusesPaths(t *testing.T) {
 
 func TestJoinFailureIsReportedApartFromTheExitStatus(t *testing.T) {
 	cg := &runCgroup{id: "tw-test", dirs: map[string]string{"pids": t.TempDir() + "/missing"}}
-	s, err := newSupervised([]string{"/usr/bin/true"}, cg, Request{Limits: DefaultLimits})
+	s, err := newSupervised(launch{argv: []string{"/usr/bin/true"}}, cg, Request{Limits: DefaultLimits})
 	require.NoError(t, err)
 	_, err = s.run(context.Background(), 10*time.Second, func() {})
 	require.NoError(t, err)
 	require.Contains(t, s.setupFailure(), "cannot join cgroup")
 
-	s, err = newSupervised([]string{"/usr/bin/sh", "-c", "echo forged >&3; exit 125"}, &runCgroup{id: "tw-test"}, Request{Limits: DefaultLimits})
+	s, err = newSupervised(launch{argv: []string{"/usr/bin/sh", "-c", "echo forged >&3; exit 125"}}, &runCgroup{id: "tw-test"}, Request{Limits: DefaultLimits})
 	require.NoError(t, err)
 	_, err = s.run(context.Background(), 10*time.Second, func() {})
 	require.NoError(t, err)
 	require.Empty(t, s.setupFailure(), "the program cannot write to the report pipe")
+}
+
+func TestRootlessOCISpec(t *testing.T) {
+	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
+	req := Request{Argv: []string{"/usr/bin/true"}, Limits: DefaultLimits}
+	s := ociSpec(req, root, "/state/files", "", true)
+	require.Equal(t, uint32(0), s.Process.User.UID, "gVisor's root, mapped to the invoking user")
+	require.Empty(t, s.Process.Capabilities.Effective, "and without any capability")
+	require.True(t, s.Process.NoNewPrivileges)
+	require.Nil(t, s.Linux.Resources, "no cgroup rootless")
+	got := map[string]uint64{}
+	for _, r := range s.Process.Rlimits {
+		got[r.Type] = r.Hard
+	}
+	require.Equal(t, uint64(DefaultLimits.MemoryBytes), got["RLIMIT_AS"], "memory is bounded per process")
+	require.Equal(t, DefaultLimits.NProc, got["RLIMIT_NPROC"])
+	require.Equal(t, uint64(61), got["RLIMIT_CPU"], "timeout × cpus, plus a second")
+}
+
+func TestRootlessBwrapArgv(t *testing.T) {
+	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
+	b := &Bwrap{Path: "/usr/bin/bwrap", Prlimit: "/usr/bin/prlimit", root: root, Rootless: true}
+	argv := bwrapArgv(b, Request{Argv: []string{"/usr/bin/true"}, Limits: DefaultLimits}, "/state/files", 3)
+	joined := strings.Join(argv, " ")
+	for _, want := range []string{"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
+		"--new-session", "--cap-drop ALL", "--clearenv", "--seccomp 3", "--data=536870912", "--cpu=61", "--core=0"} {
+		require.Contains(t, joined, want)
+	}
+	require.NotContains(t, joined, "--uid", "the invoking user's own uid")
+	require.NotContains(t, joined, "systemd-run")
+
+	b.Scope = &scope{path: "/usr/bin/systemd-run"}
+	argv = bwrapArgv(b, Request{Argv: []string{"/usr/bin/true"}, Limits: DefaultLimits}, "/state/files", 3)
+	joined = strings.Join(argv, " ")
+	require.Equal(t, "/usr/bin/systemd-run", argv[0])
+	for _, want := range []string{"--user --scope", "MemoryMax=536870912", "MemorySwapMax=0", "TasksMax=1024", "CPUQuota=100%"} {
+		require.Contains(t, joined, want)
+	}
+	require.NotContains(t, joined, "--data=", "the scope bounds memory, as a total")
+}
+
+func TestThreadsOf(t *testing.T) {
+	dir := t.TempDir()
+	stat := "42 (a) b (c)) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 7 0 100 1000 10"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
+	require.Equal(t, uint64(7), threadsOf(dir))
+	require.Positive(t, userTasks(), "this test's own threads count")
 }

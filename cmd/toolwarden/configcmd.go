@@ -43,7 +43,10 @@ type effective struct {
 	ApprovalChannels []string `yaml:"approval_channels"`
 	// Unavailable lists toolsets whose backend could not be opened.
 	Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets,omitempty"`
-	AuditPath   string                  `yaml:"audit_path"`
+	// Sandbox says, for the backend the exec tools run in and the mode the
+	// server runs in (root or rootless), how each limit is really enforced.
+	Sandbox   *mcpserver.SandboxReport `yaml:"sandbox,omitempty"`
+	AuditPath string                   `yaml:"audit_path"`
 	// SecretFiles are the path globs no tool may read or write
 	// (capabilities.secret_files, unless allow_secret_files lifts them).
 	SecretFiles []string `yaml:"secret_files_denied"`
@@ -64,7 +67,7 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
-		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Advertised: []string{}, Hidden: []string{},
+		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Sandbox: b.Sandbox, Advertised: []string{}, Hidden: []string{},
 		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits), ApprovalChannels: b.ApprovalChannels()}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
