@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -241,12 +242,11 @@ func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
 	}
 	e.Time = a.now().UTC().Format(time.RFC3339Nano)
-	e.Hash = hashEntry(e)
-	line, err := json.Marshal(e)
+	line, err := hashedLine(&e)
 	if err != nil {
 		return 0, err
 	}
-	n, err := a.f.Write(append(line, '\n'))
+	n, err := a.f.Write(line)
 	if err != nil {
 		a.last = nil
 		if n > 0 {
@@ -267,6 +267,32 @@ func hashEntry(e Entry) string {
 	b, _ := json.Marshal(e)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// emptyHash is how an empty Hash encodes. Only a member boundary can hold
+// it: a quote inside a string value is escaped, and no member before hash
+// is an object.
+const emptyHash = `,"hash":""`
+
+// hashedLine sets e.Hash (as hashEntry would) and returns e's JSON line,
+// encoding e once: the hash goes into the hash-less encoding it was taken
+// over.
+func hashedLine(e *Entry) ([]byte, error) {
+	e.Hash = ""
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(b)
+	e.Hash = hex.EncodeToString(sum[:])
+	i := bytes.Index(b, []byte(emptyHash))
+	if i < 0 {
+		return nil, errors.New("audit entry: no hash member in its encoding")
+	}
+	line := make([]byte, 0, len(b)+len(e.Hash)+1)
+	line = append(line, b[:i+len(emptyHash)-1]...)
+	line = append(line, e.Hash...)
+	return append(append(line, b[i+len(emptyHash)-1:]...), '\n'), nil
 }
 
 // ArgsDigest is the SHA-256 of the arguments' canonical JSON (object keys

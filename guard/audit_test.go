@@ -300,3 +300,22 @@ func flipLastHex(h string) string {
 	}
 	return h[:len(h)-1] + string(last)
 }
+
+// hashedLine encodes once what hashEntry and a second encoding gave, even
+// when a value holds the hash member's own text.
+func TestHashedLineIsTheEntryWithItsHash(t *testing.T) {
+	for _, e := range []Entry{
+		{Seq: 1, Session: "s", Tool: "read_file", Prev: genesis},
+		{Seq: 2, Session: `,"hash":""`, Tool: `x","hash":"y`, Rule: "\u2028\"", Prev: genesis,
+			DroppedArgs: []string{`"hash":""`}, Approval: "a", Version: "v"},
+	} {
+		want := e
+		want.Hash = hashEntry(e)
+		wantLine, err := json.Marshal(want)
+		require.NoError(t, err)
+		line, err := hashedLine(&e)
+		require.NoError(t, err)
+		require.Equal(t, want.Hash, e.Hash)
+		require.Equal(t, string(wantLine)+"\n", string(line))
+	}
+}
