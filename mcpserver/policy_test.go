@@ -207,7 +207,7 @@ func TestStatelessLimitsStartAgainAfterTheWindow(t *testing.T) {
 	require.Contains(t, postStateless(t, url, testToken), "hello from toolwarden")
 	denied := postStateless(t, url, testToken)
 	require.Contains(t, denied, "limits.max_calls_per_session")
-	m := regexp.MustCompile(`\\"retry_after\\":(\d+)`).FindStringSubmatch(denied)
+	m := regexp.MustCompile(`"io.toolwarden/error":\{[^}]*"retry_after":(\d+)`).FindStringSubmatch(denied)
 	require.NotNil(t, m, "the structured error says when to retry: %s", denied)
 	wait, err := strconv.Atoi(m[1])
 	require.NoError(t, err)

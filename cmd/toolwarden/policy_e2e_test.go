@@ -192,7 +192,8 @@ func TestLimitsOverStdioBinary(t *testing.T) {
 	text := denied.Content[0].(mcp.TextContent).Text
 	require.True(t, strings.HasPrefix(text, "limit.budget: "), text)
 	require.Contains(t, text, "\nRule: limits.budget")
-	require.Contains(t, text, "\nHint: Ask the operator to raise limits.budget")
+	require.Contains(t, text, "\nHint: Wait ")
+	require.Contains(t, text, "Or ask the operator to raise limits.budget.")
 }
 
 func TestHTTPIdentitiesBinary(t *testing.T) {
