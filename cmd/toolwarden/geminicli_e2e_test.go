@@ -395,15 +395,19 @@ func TestGeminiCLIToolError(t *testing.T) {
 	}
 }
 
-// declaresElicitation reports whether the client's initialize request
-// declared the elicitation capability.
+// declaresElicitation reports whether the client declared the
+// elicitation capability: in its initialize request, or (protocol
+// 2026-07-28, stateless) in a request's _meta.
 func declaresElicitation(rpc []map[string]any) bool {
 	for _, m := range rpc {
-		if m["method"] == "initialize" {
-			params, _ := m["params"].(map[string]any)
-			caps, _ := params["capabilities"].(map[string]any)
-			_, ok := caps["elicitation"]
-			return ok
+		params, _ := m["params"].(map[string]any)
+		caps, _ := params["capabilities"].(map[string]any)
+		if m["method"] != "initialize" {
+			meta, _ := params["_meta"].(map[string]any)
+			caps, _ = meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+		}
+		if _, ok := caps["elicitation"]; ok {
+			return true
 		}
 	}
 	return false
