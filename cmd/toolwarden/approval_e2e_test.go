@@ -280,4 +280,8 @@ func TestApprovalPythonClient(t *testing.T) {
 			require.EqualValues(t, want, s["identical_asked"])
 		})
 	}
+	if !t.Failed() {
+		observe(t, pythonSDK, pythonSDKVersion(t), "elicitation",
+			"✓ accepted, declined, timed out and unavailable each give their result, stdio and streamable HTTP")
+	}
 }

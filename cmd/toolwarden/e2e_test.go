@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +36,12 @@ func TestMain(m *testing.M) {
 		panic("building toolwarden: " + err.Error() + "\n" + string(out))
 	}
 	code := m.Run()
+	if code == 0 && *updateClients {
+		if err := writeObservations(); err != nil {
+			fmt.Fprintln(os.Stderr, "recording client observations:", err)
+			code = 1
+		}
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -184,6 +191,28 @@ func TestPythonClient(t *testing.T) {
 	out := run("http", "--url", base+"/mcp", "--token", "e2e-token-0123456789", "--sse-url", base+"/sse")
 	require.Contains(t, out, `"transport": "streamable-http"`)
 	require.Contains(t, out, `"transport": "sse"`)
+	v := pythonSDKVersion(t)
+	observe(t, pythonSDK, v, "tools", "✓ listed, read_file schemas present")
+	observe(t, pythonSDK, v, "structured output", "✓ read_file passes the SDK's output-schema check")
+	observe(t, pythonSDK, v, "errors", "✓ path escape: code+hint in text and `_meta`")
+	observe(t, pythonSDK, v, "HTTP", "✓ streamable HTTP and SSE, bearer token")
+}
+
+// pythonSDK names the Python SDK in the client table.
+const pythonSDK = "Python SDK (`mcp`)"
+
+// pythonSDKVersion is the mcp version scripts/pyclient pins.
+func pythonSDKVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../scripts/pyclient/requirements.txt")
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "mcp=="); ok {
+			return v
+		}
+	}
+	t.Fatal("scripts/pyclient/requirements.txt pins no mcp version")
+	return ""
 }
 
 func TestToolsCommand(t *testing.T) {

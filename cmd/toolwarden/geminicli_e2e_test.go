@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,7 +263,14 @@ func TestGeminiCLIHeadlessNeeds(t *testing.T) {
 			assert.Equal(t, !tc.run.skipTrust, res.listed(), "toolwarden was asked for its tools")
 		})
 	}
+	if !t.Failed() {
+		observe(t, geminiCLI, geminiCLIVersion, "tools", fmt.Sprintf("✓ %d of %d headless, as `mcp_toolwarden_*`; `write_file` only with `--approval-mode yolo`",
+			len(servedTools)-1, len(servedTools)))
+	}
 }
+
+// geminiCLI names the Gemini CLI in the client table.
+const geminiCLI = "Gemini CLI (`@google/gemini-cli`)"
 
 // TestGeminiCLIClient makes the model call read_file twice, the second
 // time with the wait_for_previous argument the CLI adds to every tool's
@@ -299,7 +307,17 @@ func TestGeminiCLIClient(t *testing.T) {
 	assert.Equal(t, 2, auditCount(t, filepath.Join(filepath.Dir(res.ws), "audit.jsonl"), "read_file", "allowed"),
 		"both calls are allowed: wait_for_previous is a client control argument (policy.client_control_args), dropped before validation")
 
+	meta, _ := calls[0]["_meta"].(map[string]any)
+	_, progress := meta["progressToken"]
 	recordCalls(t, decl, calls)
+	if !t.Failed() {
+		observe(t, geminiCLI, geminiCLIVersion, "structured output", "✓ read_file's result reaches the model")
+		p := "✗ sends no progressToken"
+		if progress {
+			p = "sends a progressToken; notifications not tested"
+		}
+		observe(t, geminiCLI, geminiCLIVersion, "progress", p)
+	}
 }
 
 // recordCalls compares what the CLI sent with
@@ -369,5 +387,28 @@ func TestGeminiCLIToolError(t *testing.T) {
 	assert.NotContains(t, seen, "Structured content does not match")
 	require.Len(t, res.calls(), 1, "the call reached toolwarden")
 	assert.NoFileExists(t, filepath.Join(res.ws, "out.txt"))
-	t.Logf("function response: %s", seen)
+	elicits := declaresElicitation(res.rpc)
+	assert.False(t, elicits, "the denial says the CLI did not declare elicitation")
+	if !t.Failed() {
+		observe(t, geminiCLI, geminiCLIVersion, "errors", "✓ code, message, hint and rule reach the model (denied `write_file`)")
+		observe(t, geminiCLI, geminiCLIVersion, "elicitation", "✗ not declared: a call needing approval is `denied.approval_unavailable` unless the page or terminal approver is set")
+	}
+}
+
+// declaresElicitation reports whether the client declared the
+// elicitation capability: in its initialize request, or (protocol
+// 2026-07-28, stateless) in a request's _meta.
+func declaresElicitation(rpc []map[string]any) bool {
+	for _, m := range rpc {
+		params, _ := m["params"].(map[string]any)
+		caps, _ := params["capabilities"].(map[string]any)
+		if m["method"] != "initialize" {
+			meta, _ := params["_meta"].(map[string]any)
+			caps, _ = meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+		}
+		if _, ok := caps["elicitation"]; ok {
+			return true
+		}
+	}
+	return false
 }
