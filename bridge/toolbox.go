@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -87,7 +88,7 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 				return nil, err
 			}
 		}
-		var hopts []transport.StreamableHTTPCOption
+		hopts := []transport.StreamableHTTPCOption{transport.WithHTTPBasicClient(noRedirectClient())}
 		if srv.Token != "" {
 			hopts = append(hopts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + srv.Token}))
 		}
@@ -98,6 +99,16 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 		return client.NewClient(t, opts...), nil
 	}
 	return nil, errors.New("no MCP server given")
+}
+
+// noRedirectClient is the HTTP client of a --server-url server. mcp-go's
+// default client follows a 3xx to any host and scheme with the bearer
+// token and headers attached (GO-2026-6911, no fixed release yet); an MCP
+// endpoint has no reason to redirect, so the bridge refuses to follow.
+func noRedirectClient() *http.Client {
+	return &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("the MCP server redirected to %s://%s: --server-url redirects are not followed (the bearer token would go along); give the final URL", req.URL.Scheme, req.URL.Host)
+	}}
 }
 
 // secretEnv are variables a tool server never needs: the model's API key

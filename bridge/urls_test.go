@@ -2,6 +2,9 @@ package bridge_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,4 +45,25 @@ func TestCredentialsNeverCrossTheNetworkInClear(t *testing.T) {
 		require.Error(t, err, tc.url)
 		assert.Contains(t, err.Error(), "--server-url")
 	}
+}
+
+// TestServerRedirectNotFollowed: a --server-url server that answers with a
+// redirect does not get the bridge to send its bearer token elsewhere
+// (GO-2026-6911 in mcp-go's default client).
+func TestServerRedirectNotFollowed(t *testing.T) {
+	var leaked atomic.Bool
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(true)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer other.Close()
+	redirecting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirecting.Close()
+
+	_, err := bridge.Connect(context.Background(), bridge.Server{URL: redirecting.URL + "/mcp", Token: "tok"}, &bridge.Approver{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redirects are not followed")
+	assert.False(t, leaked.Load(), "the redirect target was called")
 }

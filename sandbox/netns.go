@@ -25,7 +25,7 @@ const maxStackedMounts = 16
 // on; it is freed when the last user goes. Symlinks at p are not followed.
 func removeNetnsMount(p string) error {
 	for range maxStackedMounts {
-		err := unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		err := detachMount(p)
 		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
 			break // no longer a mount point, or no file at all
 		}

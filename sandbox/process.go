@@ -102,7 +102,7 @@ func newSupervised(ln launch, cg *runCgroup, req Request) (*supervised, error) {
 	s.cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	s.cmd.Stdin = bytes.NewReader(req.Stdin)
 	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	s.cmd.SysProcAttr = groupAttr()
 	return s, nil
 }
 
