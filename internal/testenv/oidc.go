@@ -1,6 +1,9 @@
 package testenv
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -14,6 +17,8 @@ import (
 // OtherIssuer, whose tokens it must refuse. Their clients share Secret.
 type OIDC struct {
 	Issuer, OtherIssuer, Secret string
+	// Admin is Issuer's admin API.
+	Admin string
 }
 
 // Audience is the resource the providers' clients may ask tokens for;
@@ -26,8 +31,37 @@ const (
 // NeedOIDC returns the providers, or calls Missing.
 func NeedOIDC(t testing.TB) *OIDC {
 	t.Helper()
-	v := Need(t, "TOOLWARDEN_TEST_OIDC_ISSUER", "TOOLWARDEN_TEST_OIDC_OTHER_ISSUER", "TOOLWARDEN_TEST_OIDC_CLIENT_SECRET")
-	return &OIDC{Issuer: v[0], OtherIssuer: v[1], Secret: v[2]}
+	v := Need(t, "TOOLWARDEN_TEST_OIDC_ISSUER", "TOOLWARDEN_TEST_OIDC_OTHER_ISSUER", "TOOLWARDEN_TEST_OIDC_CLIENT_SECRET",
+		"TOOLWARDEN_TEST_OIDC_ADMIN")
+	return &OIDC{Issuer: v[0], OtherIssuer: v[1], Secret: v[2], Admin: v[3]}
+}
+
+// Client registers a client_credentials client of Issuer for one test,
+// allowed scopes mcp:tools and mcp:admin and the given audiences (a
+// test server's URL is known only once it listens), with Secret as its
+// secret; it is deleted when t ends.
+func (o *OIDC) Client(t testing.TB, audiences ...string) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	id := "tw-test-" + hex.EncodeToString(b[:])
+	body, _ := json.Marshal(map[string]any{"client_id": id, "client_secret": o.Secret, "grant_types": []string{"client_credentials"},
+		"scope": "mcp:tools mcp:admin", "audience": audiences, "token_endpoint_auth_method": "client_secret_basic"})
+	res, err := http.Post(o.Admin+"/admin/clients", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("registering a client: %v", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("registering a client: %s", res.Status)
+	}
+	t.Cleanup(func() {
+		req, _ := http.NewRequest(http.MethodDelete, o.Admin+"/admin/clients/"+id, nil)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+		}
+	})
+	return id
 }
 
 // Token gets an access token from issuer with the client_credentials
