@@ -34,6 +34,8 @@ type Config struct {
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
+	// Identities are extra, narrowing policy layers per caller.
+	Identities []IdentityRule `mapstructure:"identities" yaml:"identities"`
 
 	// File is the config file this was read from ("" for none), set by
 	// Load: the server keeps its tools from writing it.

@@ -61,6 +61,7 @@ func (l *Loaded) validate() error {
 	c.HTTP.validate(add)
 	c.HTTP.validateIdentities(add)
 	c.HTTP.validateOAuth(add)
+	validateIdentityRules(c.Identities, add)
 	c.Exec.validate(add)
 	c.Approval.validate(add)
 	c.Artifacts.validate(add)

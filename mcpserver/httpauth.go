@@ -106,7 +106,11 @@ func withMetadata(opts HTTPOptions, next http.Handler) http.Handler {
 	if opts.OAuth == nil {
 		return next
 	}
-	meta := oauth.MetadataHandler(opts.OAuth.Metadata(opts.OAuth.Scopes()))
+	scopes := opts.OAuthScopes
+	if len(scopes) == 0 {
+		scopes = opts.OAuth.Scopes()
+	}
+	meta := oauth.MetadataHandler(opts.OAuth.Metadata(scopes))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == oauth.MetadataPath || r.URL.Path == oauth.MetadataPath+PathStreamable {
 			meta.ServeHTTP(w, r)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
@@ -110,6 +111,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
 		MaxStreams: cfg.HTTP.MaxStreamsPerIdentity,
 		Identities: ids, OAuth: verifier, PublicURL: cfg.HTTP.PublicURL,
+		OAuthScopes: supportedScopes(cfg),
 	})
 }
 
@@ -135,4 +137,12 @@ func removeLeftovers(ctx context.Context, b *mcpserver.Built, log *slog.Logger) 
 	if err != nil && ctx.Err() == nil {
 		log.Warn("looking for interrupted writes failed", "err", err)
 	}
+}
+
+// supportedScopes are the scopes the OAuth metadata lists: the required
+// ones and those identities rules match.
+func supportedScopes(cfg configs.Config) []string {
+	s := append(slices.Clone(cfg.HTTP.OAuth.Scopes), cfg.IdentityScopes()...)
+	slices.Sort(s)
+	return slices.Compact(s)
 }
