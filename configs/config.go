@@ -147,6 +147,18 @@ type OAuth struct {
 	Algorithms []string `mapstructure:"algorithms" yaml:"algorithms"`
 	// ClockSkew is how far exp and nbf may be off.
 	ClockSkew time.Duration `mapstructure:"clock_skew" yaml:"clock_skew"`
+	// Introspection validates opaque access tokens (RFC 7662).
+	Introspection Introspection `mapstructure:"introspection" yaml:"introspection"`
+}
+
+// Introspection configures RFC 7662 token introspection. The client
+// secret is never a value here: ClientSecretEnv names the variable.
+type Introspection struct {
+	Enabled bool `mapstructure:"enabled" yaml:"enabled"`
+	// Endpoint; empty means the issuer metadata's introspection_endpoint.
+	Endpoint        string `mapstructure:"endpoint" yaml:"endpoint"`
+	ClientID        string `mapstructure:"client_id" yaml:"client_id"`
+	ClientSecretEnv string `mapstructure:"client_secret_env" yaml:"client_secret_env"`
 }
 
 // Enabled reports whether OAuth tokens are accepted.

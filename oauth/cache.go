@@ -49,7 +49,7 @@ func (c *tokenCache) get(key [sha256.Size]byte, now time.Time, skew time.Duratio
 	return e.p
 }
 
-func (c *tokenCache) put(key [sha256.Size]byte, p *Principal, exp, nbf, now time.Time) {
+func (c *tokenCache) put(key [sha256.Size]byte, p *Principal, exp, nbf, now time.Time, ttl time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {
@@ -58,5 +58,5 @@ func (c *tokenCache) put(key [sha256.Size]byte, p *Principal, exp, nbf, now time
 			break
 		}
 	}
-	c.m[key] = cachedToken{p: p, exp: exp, nbf: nbf, until: now.Add(cacheTTL)}
+	c.m[key] = cachedToken{p: p, exp: exp, nbf: nbf, until: now.Add(ttl)}
 }

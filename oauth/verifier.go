@@ -47,6 +47,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Introspection, when set, validates opaque (non-JWT) tokens by
+	// asking the provider (RFC 7662).
+	Introspection *Introspection
 }
 
 // DefaultAlgorithms are the asymmetric JWS algorithms accepted by default.
@@ -137,6 +140,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 // verify checks raw's signature and claims, and caches it when valid.
 func (v *Verifier) verify(ctx context.Context, raw string, cacheKey [sha256.Size]byte, now time.Time) (*Principal, error) {
 	h, err := header(raw)
+	if errors.Is(err, errNotJWT) && v.cfg.Introspection != nil {
+		return v.introspect(ctx, raw, cacheKey, now)
+	}
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -161,7 +167,7 @@ func (v *Verifier) verify(ctx context.Context, raw string, cacheKey [sha256.Size
 	p := principal(tok)
 	exp, _ := tok.Expiration()
 	nbf, _ := tok.NotBefore()
-	v.cache.put(cacheKey, p, exp, nbf, now)
+	v.cache.put(cacheKey, p, exp, nbf, now, cacheTTL)
 	return p, nil
 }
 
@@ -201,10 +207,14 @@ type jose struct {
 	Kid string `json:"kid"`
 }
 
+// errNotJWT is a token of another shape than a signed JWT: an opaque
+// token, for introspection.
+var errNotJWT = errors.New("not a signed JWT")
+
 func header(raw string) (jose, error) {
 	var h jose
 	if strings.Count(raw, ".") != 2 {
-		return h, errors.New("not a signed JWT")
+		return h, errNotJWT
 	}
 	b, err := base64.RawURLEncoding.DecodeString(raw[:strings.IndexByte(raw, '.')])
 	if err != nil {

@@ -107,6 +107,8 @@ type oauthSummary struct {
 	Audience string   `yaml:"audience"`
 	Scopes   []string `yaml:"required_scopes"`
 	Metadata string   `yaml:"resource_metadata"`
+	// Introspection is where opaque tokens are asked about, if anywhere.
+	Introspection string `yaml:"introspection,omitempty"`
 }
 
 func summarizeOAuth(h configs.HTTP) (*oauthSummary, error) {
@@ -118,5 +120,12 @@ func summarizeOAuth(h configs.HTTP) (*oauthSummary, error) {
 	if h.PublicURL != "" {
 		meta = strings.TrimSuffix(h.PublicURL, "/") + oauth.MetadataPath + mcpserver.PathStreamable
 	}
-	return &oauthSummary{Issuer: v.Issuer(), Audience: v.Audience(), Scopes: v.Scopes(), Metadata: meta}, nil
+	out := &oauthSummary{Issuer: v.Issuer(), Audience: v.Audience(), Scopes: v.Scopes(), Metadata: meta}
+	if in := h.OAuth.Introspection; in.Enabled {
+		out.Introspection = in.Endpoint
+		if in.Endpoint == "" {
+			out.Introspection = "the issuer metadata's introspection_endpoint"
+		}
+	}
+	return out, nil
 }

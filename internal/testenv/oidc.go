@@ -42,11 +42,30 @@ func NeedOIDC(t testing.TB) *OIDC {
 // secret; it is deleted when t ends.
 func (o *OIDC) Client(t testing.TB, audiences ...string) string {
 	t.Helper()
+	return o.client(t, nil, audiences)
+}
+
+// OpaqueClient is Client whose access tokens are opaque, for
+// introspection (Hydra's admin API introspects them: Introspect).
+func (o *OIDC) OpaqueClient(t testing.TB, audiences ...string) string {
+	t.Helper()
+	return o.client(t, map[string]any{"access_token_strategy": "opaque"}, audiences)
+}
+
+// Introspect is Issuer's RFC 7662 endpoint (on its admin API).
+func (o *OIDC) Introspect() string { return o.Admin + "/admin/oauth2/introspect" }
+
+func (o *OIDC) client(t testing.TB, extra map[string]any, audiences []string) string {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	id := "tw-test-" + hex.EncodeToString(b[:])
-	body, _ := json.Marshal(map[string]any{"client_id": id, "client_secret": o.Secret, "grant_types": []string{"client_credentials"},
-		"scope": "mcp:tools mcp:admin", "audience": audiences, "token_endpoint_auth_method": "client_secret_basic"})
+	spec := map[string]any{"client_id": id, "client_secret": o.Secret, "grant_types": []string{"client_credentials"},
+		"scope": "mcp:tools mcp:admin", "audience": audiences, "token_endpoint_auth_method": "client_secret_basic"}
+	for k, v := range extra {
+		spec[k] = v
+	}
+	body, _ := json.Marshal(spec)
 	res, err := http.Post(o.Admin+"/admin/clients", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatalf("registering a client: %v", err)
