@@ -198,3 +198,17 @@ func TestOAuthIntrospectionWithARealProvider(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
 	require.Contains(t, res.Header.Get("WWW-Authenticate"), "not active")
 }
+
+// TestOAuthAuthorizationCodeWithPKCE: a person's token from the
+// authorization code flow with PKCE (the public client's) is accepted,
+// and its identity is the person's subject at the issuer.
+func TestOAuthAuthorizationCodeWithPKCE(t *testing.T) {
+	idp := testenv.NeedOIDC(t)
+	srv := oauthServer(t, newFixture(t), idp.Issuer)
+	tok := idp.PKCEToken(t, "alice@example.com", "openid mcp:tools", testenv.Audience)
+	res := postInit(t, srv.URL, tok)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	_, claims := splitJWT(t, tok)
+	require.Equal(t, "alice@example.com", claims["sub"])
+	require.Equal(t, "toolwarden-pkce", claims["client_id"])
+}
