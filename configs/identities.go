@@ -45,7 +45,7 @@ type IdentityLimits struct {
 	Budget                   int64 `mapstructure:"budget" yaml:"budget"`
 }
 
-// Scopes are every scope the rules match on, for the OAuth metadata's
+// IdentityScopes are every scope the identities rules match on, for the OAuth metadata's
 // scopes_supported.
 func (c *Config) IdentityScopes() []string {
 	var out []string

@@ -73,7 +73,7 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
 		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Sandbox: b.Sandbox, Advertised: []string{}, Hidden: []string{},
-		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits), ApprovalChannels: b.ApprovalChannels()}
+		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits, l.Config.Identities), ApprovalChannels: b.ApprovalChannels()}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}
