@@ -148,7 +148,9 @@ func TestIdentityRulesPerSubject(t *testing.T) {
 	require.False(t, read(bob, "read_file").IsError)
 	limited := read(bob, "read_file")
 	require.True(t, limited.IsError, "bob's rule lowers max_calls_per_session to 1")
-	require.Contains(t, limited.Content[0].(mcp.TextContent).Text, `"retry_after":`)
+	require.NotNil(t, limited.Meta)
+	fields, _ := limited.Meta.AdditionalFields["io.toolwarden/error"].(map[string]any)
+	require.Greater(t, fields["retry_after"], float64(0), "the structured error says when to retry: %+v", limited.Meta)
 	for range 3 {
 		require.False(t, read(alice, "read_file").IsError, "alice keeps the base limits")
 	}
