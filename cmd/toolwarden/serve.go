@@ -104,6 +104,10 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	if generated {
 		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", mcpserver.TokenEnv, token)
 	}
+	if verifier != nil {
+		log.Info("accepting OAuth access tokens", "issuer", verifier.Issuer(), "audience", verifier.Audience(),
+			"required_scopes", verifier.Scopes(), "static_token", token != "")
+	}
 	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+mcpserver.PathStreamable,
 		"sse", "http://"+ln.Addr().String()+mcpserver.PathSSE)
 	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
