@@ -34,6 +34,8 @@ type Config struct {
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
+	// Identities are extra, narrowing policy layers per caller.
+	Identities []IdentityRule `mapstructure:"identities" yaml:"identities"`
 
 	// File is the config file this was read from ("" for none), set by
 	// Load: the server keeps its tools from writing it.
@@ -145,6 +147,18 @@ type OAuth struct {
 	Algorithms []string `mapstructure:"algorithms" yaml:"algorithms"`
 	// ClockSkew is how far exp and nbf may be off.
 	ClockSkew time.Duration `mapstructure:"clock_skew" yaml:"clock_skew"`
+	// Introspection validates opaque access tokens (RFC 7662).
+	Introspection Introspection `mapstructure:"introspection" yaml:"introspection"`
+}
+
+// Introspection configures RFC 7662 token introspection. The client
+// secret is never a value here: ClientSecretEnv names the variable.
+type Introspection struct {
+	Enabled bool `mapstructure:"enabled" yaml:"enabled"`
+	// Endpoint; empty means the issuer metadata's introspection_endpoint.
+	Endpoint        string `mapstructure:"endpoint" yaml:"endpoint"`
+	ClientID        string `mapstructure:"client_id" yaml:"client_id"`
+	ClientSecretEnv string `mapstructure:"client_secret_env" yaml:"client_secret_env"`
 }
 
 // Enabled reports whether OAuth tokens are accepted.

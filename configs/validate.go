@@ -61,6 +61,7 @@ func (l *Loaded) validate() error {
 	c.HTTP.validate(add)
 	c.HTTP.validateIdentities(add)
 	c.HTTP.validateOAuth(add)
+	validateIdentityRules(c.Identities, add)
 	c.Exec.validate(add)
 	c.Approval.validate(add)
 	c.Artifacts.validate(add)
@@ -114,6 +115,9 @@ func (h HTTP) validateOAuth(add func(string, string, ...any)) {
 		return
 	}
 	checkURL(add, "http.oauth.issuer", o.Issuer)
+	if in := o.Introspection; in.Enabled && in.Endpoint != "" {
+		checkURL(add, "http.oauth.introspection.endpoint", in.Endpoint)
+	}
 	if h.ResourceURL() == "" {
 		add("http.oauth.audience", "set http.oauth.audience or http.public_url: tokens must name this server")
 	}

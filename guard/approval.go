@@ -95,7 +95,7 @@ func checkApproval(in *input) Decision {
 	if in.call.Trusted {
 		return pass("approval.not_required")
 	}
-	switch in.tool.mode() {
+	switch in.approval {
 	case ApprovalAllow:
 		return pass("approval.not_required")
 	case ApprovalElicit:

@@ -30,6 +30,8 @@ type Call struct {
 	// Identity keys the limits: the authenticated HTTP identity, or the
 	// local client. Empty means Session.
 	Identity string
+	// Claims are the caller's token claims that identities rules match.
+	Claims Claims
 	// ArgBytes is the size of the arguments' JSON, counted as bytes in.
 	ArgBytes int64
 	// Dropped names the client control arguments removed from Args
@@ -48,6 +50,9 @@ type Call struct {
 	// listing is set by AdmitListing: a resources/list in the tool's name,
 	// which has none of its arguments.
 	listing bool
+	// layers are the identities rules that apply to the call (the guard
+	// sets them from Identity and Claims).
+	layers []*IdentityLayer
 }
 
 // key is what limits are counted under.
@@ -107,6 +112,10 @@ type input struct {
 	limits Limits
 	state  State
 	v      *Validator
+	layers []*IdentityLayer
+	// approval is the tool's approval mode for this call: its own, made
+	// stricter by the identity layers.
+	approval ApprovalMode
 }
 
 // check is one step of Decide. It returns a decision whose Outcome is
@@ -121,6 +130,7 @@ type check struct {
 var checks = []check{
 	{"tool", checkKnown},
 	{"policy", checkPolicy},
+	{"identity", checkIdentity},
 	{"trust", checkTrust},
 	{"capabilities", checkCapabilities},
 	{"limits", checkLimits},
@@ -129,13 +139,20 @@ var checks = []check{
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
-// allowlisted, trust, capabilities, limits, arguments, approval. It is pure, apart
+// allowlisted (and by every identities rule that applies), trust,
+// capabilities, limits, arguments, approval. It is pure, apart
 // from the argument validator's compiled schemas; the returned Trace lists
 // every check that ran, with its rule.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {
-	in := &input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v}
+	in := &input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v, layers: call.layers}
+	if tool != nil {
+		in.policy, in.limits, in.approval = narrow(policy, limits, tool.mode(), call.Tool, call.layers)
+	}
 	trace := make([]Step, 0, len(checks))
 	for _, c := range checks {
+		if c.name == "identity" && len(in.layers) == 0 {
+			continue // no identities rule applies: nothing to narrow
+		}
 		d := c.run(in)
 		trace = append(trace, Step{Check: c.name, Outcome: d.Outcome, Rule: d.Rule, Detail: d.detail()})
 		if d.Outcome != Allow {

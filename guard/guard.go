@@ -30,6 +30,9 @@ type Config struct {
 	CallTimeout    time.Duration
 	// OutputFilter filters every result; nil means the default filter.
 	OutputFilter *outfilter.Filter
+	// Identities are the identities rules: extra, narrowing policy layers
+	// for the callers they match.
+	Identities []IdentityLayer
 	// ResolvePath, when set, gives the workspace path a path resolves to
 	// through symlinks, so fs capabilities are checked on both (see
 	// Policy.WithPathResolver).
@@ -114,6 +117,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
+	call.layers = layersOf(g.cfg.Identities, call)
 	u, now, window := g.session(call.key()), g.cfg.Now(), g.cfg.Limits.window()
 	u.roll(now, window)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
@@ -250,6 +254,7 @@ func (g *Guard) session(id string) *usage {
 func (g *Guard) Explain(call Call) Decision {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	call.layers = layersOf(g.cfg.Identities, call)
 	now, window := g.cfg.Now(), g.cfg.Limits.window()
 	u, ok := g.sessions[call.key()]
 	if !ok || u.expired(now, window) {

@@ -95,6 +95,10 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 		return nil, err
 	}
 	v.WithControlArgs(cfg.Policy.ClientControlArgs)
+	layers, err := IdentityLayers(cfg.Identities)
+	if err != nil {
+		return nil, err
+	}
 	filter, err := outfilter.New(outfilter.Options{Redact: !cfg.OutputFilter.DisableRedaction,
 		StripInvisible: !cfg.OutputFilter.KeepInvisible, Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names})
 	if err != nil {
@@ -108,6 +112,7 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 		CallTimeout:    cfg.Limits.CallTimeout,
 		OutputFilter:   filter,
 		ResolvePath:    linkResolver(workspaceDir(cfg.Workspace)),
+		Identities:     layers,
 	}, GuardInfo(toolset), v, audit), nil
 }
 

@@ -35,6 +35,10 @@ type HTTPOptions struct {
 	// PublicURL is the server's URL as clients reach it; empty means
 	// the request's own scheme and Host.
 	PublicURL string
+	// OAuthScopes are the scopes the metadata lists as supported: the
+	// required ones and those identities rules match; empty means the
+	// required ones.
+	OAuthScopes []string
 }
 
 // Paths served on the HTTP listener.

@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -106,7 +108,11 @@ func withMetadata(opts HTTPOptions, next http.Handler) http.Handler {
 	if opts.OAuth == nil {
 		return next
 	}
-	meta := oauth.MetadataHandler(opts.OAuth.Metadata(opts.OAuth.Scopes()))
+	scopes := opts.OAuthScopes
+	if len(scopes) == 0 {
+		scopes = opts.OAuth.Scopes()
+	}
+	meta := oauth.MetadataHandler(opts.OAuth.Metadata(scopes))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == oauth.MetadataPath || r.URL.Path == oauth.MetadataPath+PathStreamable {
 			meta.ServeHTTP(w, r)
@@ -122,8 +128,17 @@ func OAuthVerifier(h configs.HTTP) (*oauth.Verifier, error) {
 	if !h.OAuth.Enabled() {
 		return nil, nil
 	}
-	return oauth.NewVerifier(oauth.Config{
+	cfg := oauth.Config{
 		Issuer: h.OAuth.Issuer, Audience: h.ResourceURL(), Scopes: h.OAuth.Scopes,
 		Algorithms: h.OAuth.Algorithms, ClockSkew: h.OAuth.ClockSkew,
-	})
+	}
+	if in := h.OAuth.Introspection; in.Enabled {
+		cfg.Introspection = &oauth.Introspection{Endpoint: in.Endpoint, ClientID: in.ClientID}
+		if in.ClientSecretEnv != "" {
+			if cfg.Introspection.ClientSecret = os.Getenv(in.ClientSecretEnv); cfg.Introspection.ClientSecret == "" {
+				return nil, fmt.Errorf("http.oauth.introspection.client_secret_env: %s is empty", in.ClientSecretEnv)
+			}
+		}
+	}
+	return oauth.NewVerifier(cfg)
 }

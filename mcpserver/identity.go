@@ -18,6 +18,7 @@ const (
 	identityKey ctxKey = iota
 	trustedKey
 	principalKey
+	claimsKey
 )
 
 // LocalIdentity is the identity of the local client (stdio, in-process):

@@ -27,7 +27,8 @@ func GuardLimits(l configs.Limits) guard.Limits {
 // LimitScopes says, for each limit in force, what it is counted over:
 // `config check` prints it, so that an operator need not guess whether a
 // "per session" limit ever starts again (it does, every limits.window).
-func LimitScopes(l configs.Limits) map[string]string {
+// The limits identities rules lower are listed too.
+func LimitScopes(l configs.Limits, rules []configs.IdentityRule) map[string]string {
 	window := "identity, per window of limits.window (" + GuardLimits(l).WindowOrDefault().String() + ")"
 	bucket := "identity, token bucket refilling continuously"
 	out := map[string]string{
@@ -52,6 +53,14 @@ func LimitScopes(l configs.Limits) map[string]string {
 		set(key+"max_bytes_out", t.MaxBytesOut > 0, window)
 		set(key+"rate_per_minute", t.RatePerMinute > 0, bucket)
 		set(key+"timeout", t.Timeout > 0, "call")
+	}
+	for _, r := range rules {
+		key, rl := "identities["+r.Name+"].limits.", r.Limits
+		scope := "each identity the rule matches, per window of limits.window, with the base counters"
+		set(key+"max_calls_per_session", rl.MaxCallsPerSession > 0, scope)
+		set(key+"max_output_bytes_per_session", rl.MaxOutputBytesPerSession > 0, scope)
+		set(key+"max_bytes_in_per_session", rl.MaxBytesInPerSession > 0, scope)
+		set(key+"budget", rl.Budget > 0, scope)
 	}
 	return out
 }

@@ -57,7 +57,7 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 // the identity limits are counted under, whether it is a trusted operator
 // call) and its arguments, with the JSON they came from.
 func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.RawMessage, *toolerr.Error) {
-	call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx), Identity: identityOf(ctx), Trusted: isTrusted(ctx)}
+	call := guard.Call{Tool: req.Params.Name, Session: sessionID(ctx), Identity: identityOf(ctx), Claims: claimsOf(ctx), Trusted: isTrusted(ctx)}
 	args, raw, err := decodeArgs(req)
 	if err != nil {
 		return call, nil, toolerr.New(toolerr.InvalidSchema, "Send the arguments as one JSON object.",

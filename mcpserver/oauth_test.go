@@ -164,3 +164,51 @@ func resign(t *testing.T, tok string) string {
 	require.NoError(t, err)
 	return signed + "." + b64.EncodeToString(sig)
 }
+
+// TestOAuthIntrospectionWithARealProvider: Hydra's opaque access tokens
+// are valid through RFC 7662 introspection, and refused without it.
+func TestOAuthIntrospectionWithARealProvider(t *testing.T) {
+	idp := testenv.NeedOIDC(t)
+	serve := func(introspect bool) string {
+		cfg := oauth.Config{Issuer: idp.Issuer, Audience: testenv.Audience, Scopes: []string{"mcp:tools"}}
+		if introspect {
+			cfg.Introspection = &oauth.Introspection{Endpoint: idp.Introspect()}
+		}
+		v, err := oauth.NewVerifier(cfg)
+		require.NoError(t, err)
+		h, stop := newFixture(t).server(t).HTTPHandler(mcpserver.HTTPOptions{MaxBodyBytes: 64 << 10, MaxSessions: 10, IdleTimeout: time.Minute, OAuth: v})
+		srv := httptest.NewServer(h)
+		t.Cleanup(func() { stop(ctxT(t)); srv.Close() })
+		return srv.URL
+	}
+	client := idp.OpaqueClient(t, testenv.Audience, testenv.OtherAudience)
+	opaque := idp.Token(t, idp.Issuer, client, "mcp:tools", testenv.Audience)
+	require.Equal(t, 1, strings.Count(opaque, "."), "Hydra's opaque tokens are not JWTs: %s", opaque)
+	with, without := serve(true), serve(false)
+	require.Equal(t, http.StatusOK, postInit(t, with, opaque).StatusCode)
+	res := postInit(t, without, opaque)
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Contains(t, res.Header.Get("WWW-Authenticate"), `error_description="not a signed JWT"`)
+	res = postInit(t, with, idp.Token(t, idp.Issuer, client, "mcp:tools", testenv.OtherAudience))
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Contains(t, res.Header.Get("WWW-Authenticate"), "not for this resource (aud)")
+	res = postInit(t, with, idp.Token(t, idp.Issuer, client, "mcp:admin", testenv.Audience))
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	res = postInit(t, with, "ory_at_forged."+strings.Repeat("A", 43))
+	require.Equal(t, http.StatusUnauthorized, res.StatusCode)
+	require.Contains(t, res.Header.Get("WWW-Authenticate"), "not active")
+}
+
+// TestOAuthAuthorizationCodeWithPKCE: a person's token from the
+// authorization code flow with PKCE (the public client's) is accepted,
+// and its identity is the person's subject at the issuer.
+func TestOAuthAuthorizationCodeWithPKCE(t *testing.T) {
+	idp := testenv.NeedOIDC(t)
+	srv := oauthServer(t, newFixture(t), idp.Issuer)
+	tok := idp.PKCEToken(t, "alice@example.com", "openid mcp:tools", testenv.Audience)
+	res := postInit(t, srv.URL, tok)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	_, claims := splitJWT(t, tok)
+	require.Equal(t, "alice@example.com", claims["sub"])
+	require.Equal(t, "toolwarden-pkce", claims["client_id"])
+}

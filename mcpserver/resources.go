@@ -101,7 +101,7 @@ func (s *Server) listResources(res tools.Resources) server.OnAfterListResourcesF
 		if out == nil || !s.guard.Allowed(res.ListTool) {
 			return
 		}
-		call := guard.Call{Tool: res.ListTool, Session: sessionID(ctx), Identity: identityOf(ctx), Trusted: isTrusted(ctx)}
+		call := guard.Call{Tool: res.ListTool, Session: sessionID(ctx), Identity: identityOf(ctx), Claims: claimsOf(ctx), Trusted: isTrusted(ctx)}
 		ticket, denial := s.guard.AdmitListing(call)
 		if denial != nil {
 			s.log.Debug("resources/list denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)

@@ -63,15 +63,16 @@ const instructions = `toolwarden exposes a user's workspace through guarded tool
 // MCP returns the underlying mcp-go server.
 func (s *Server) MCP() *server.MCPServer { return s.mcp }
 
-// hideDisallowed removes the tools the policy does not allow from a
-// tools/list result before it is sent.
-func (s *Server) hideDisallowed(_ context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+// hideDisallowed removes the tools the policy does not allow, for the
+// caller (identities rules), from a tools/list result before it is sent.
+func (s *Server) hideDisallowed(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 	if res == nil {
 		return
 	}
+	identity, claims := identityOf(ctx), claimsOf(ctx)
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {
-		if s.guard.Advertised(t.Name) {
+		if s.guard.AdvertisedTo(identity, claims, t.Name) {
 			kept = append(kept, t)
 		}
 	}

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,8 @@ type keySource struct {
 	meta    *providerMetadata
 	keys    jwk.Set
 	fetched time.Time // when keys were last fetched (or tried)
+	// discovered is when the metadata was last asked for.
+	discovered time.Time
 }
 
 // providerMetadata is what toolwarden reads of the issuer's metadata
@@ -54,7 +57,7 @@ func (s *keySource) key(ctx context.Context, kid string) (jwk.Key, error) {
 			return k, nil
 		}
 	}
-	if s.keys == nil || now.Sub(s.fetched) >= s.minRefresh {
+	if s.fetched.IsZero() || now.Sub(s.fetched) >= s.minRefresh {
 		s.fetched = now
 		if err := s.fetch(ctx); err != nil && s.keys == nil {
 			return nil, err
@@ -77,14 +80,39 @@ func lookup(set jwk.Set, kid string) (jwk.Key, bool) {
 	return set.LookupKeyID(kid)
 }
 
+// metadata returns the provider's metadata, discovering it once (a
+// failure is retried at most every minRefresh).
+func (s *keySource) metadata(ctx context.Context) (*providerMetadata, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.discover(ctx); err != nil {
+		return nil, err
+	}
+	return s.meta, nil
+}
+
+// discover reads the metadata unless it is known; s.mu is held.
+func (s *keySource) discover(ctx context.Context) error {
+	if s.meta != nil {
+		return nil
+	}
+	now := s.now()
+	if !s.discovered.IsZero() && now.Sub(s.discovered) < s.minRefresh {
+		return errors.New("the issuer's metadata could not be read; retrying shortly")
+	}
+	s.discovered = now
+	m, err := discover(ctx, s.client, s.issuer)
+	if err != nil {
+		return err
+	}
+	s.meta = m
+	return nil
+}
+
 // fetch discovers the metadata (once) and fetches the JWKS; s.mu is held.
 func (s *keySource) fetch(ctx context.Context) error {
-	if s.meta == nil {
-		m, err := discover(ctx, s.client, s.issuer)
-		if err != nil {
-			return err
-		}
-		s.meta = m
+	if err := s.discover(ctx); err != nil {
+		return err
 	}
 	set, err := jwk.Fetch(ctx, s.meta.JWKSURI, jwk.WithHTTPClient(s.client), jwk.WithMaxFetchBodySize(maxMetadataBytes))
 	if err != nil {

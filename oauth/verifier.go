@@ -12,6 +12,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Introspection, when set, validates opaque (non-JWT) tokens by
+	// asking the provider (RFC 7662).
+	Introspection *Introspection
 }
 
 // DefaultAlgorithms are the asymmetric JWS algorithms accepted by default.
@@ -74,9 +78,10 @@ func (p Principal) Name() string {
 
 // Verifier validates access tokens of one issuer for one audience.
 type Verifier struct {
-	cfg  Config
-	algs []string
-	keys *keySource
+	cfg   Config
+	algs  []string
+	keys  *keySource
+	cache *tokenCache
 }
 
 // NewVerifier checks cfg; the provider is first contacted by the first
@@ -101,7 +106,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 		cfg.Now = time.Now
 	}
 	ks := &keySource{issuer: cfg.Issuer, client: cfg.HTTPClient, minRefresh: 10 * time.Second, maxAge: time.Hour, now: cfg.Now}
-	return &Verifier{cfg: cfg, algs: algs, keys: ks}, nil
+	return &Verifier{cfg: cfg, algs: algs, keys: ks, cache: newTokenCache(cacheMaxTokens)}, nil
 }
 
 // Issuer is the issuer whose tokens are accepted.
@@ -116,7 +121,28 @@ func (v *Verifier) Scopes() []string { return v.cfg.Scopes }
 // Verify validates raw and returns its principal. Its errors wrap
 // ErrInvalidToken or ErrInsufficientScope, with a reason safe to show.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
+	key, now := sha256.Sum256([]byte(raw)), v.cfg.Now()
+	p := v.cache.get(key, now, v.cfg.ClockSkew)
+	if p == nil {
+		var err error
+		if p, err = v.verify(ctx, raw, key, now); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range v.cfg.Scopes {
+		if !slices.Contains(p.Scopes, s) {
+			return p, fmt.Errorf("%w: the token lacks scope %q", ErrInsufficientScope, s)
+		}
+	}
+	return p, nil
+}
+
+// verify checks raw's signature and claims, and caches it when valid.
+func (v *Verifier) verify(ctx context.Context, raw string, cacheKey [sha256.Size]byte, now time.Time) (*Principal, error) {
 	h, err := header(raw)
+	if errors.Is(err, errNotJWT) && v.cfg.Introspection != nil {
+		return v.introspect(ctx, raw, cacheKey, now)
+	}
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -139,11 +165,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Principal, error) {
 		return nil, invalid("%s", reason(err))
 	}
 	p := principal(tok)
-	for _, s := range v.cfg.Scopes {
-		if !slices.Contains(p.Scopes, s) {
-			return p, fmt.Errorf("%w: the token lacks scope %q", ErrInsufficientScope, s)
-		}
-	}
+	exp, _ := tok.Expiration()
+	nbf, _ := tok.NotBefore()
+	v.cache.put(cacheKey, p, exp, nbf, now, cacheTTL)
 	return p, nil
 }
 
@@ -183,10 +207,14 @@ type jose struct {
 	Kid string `json:"kid"`
 }
 
+// errNotJWT is a token of another shape than a signed JWT: an opaque
+// token, for introspection.
+var errNotJWT = errors.New("not a signed JWT")
+
 func header(raw string) (jose, error) {
 	var h jose
 	if strings.Count(raw, ".") != 2 {
-		return h, errors.New("not a signed JWT")
+		return h, errNotJWT
 	}
 	b, err := base64.RawURLEncoding.DecodeString(raw[:strings.IndexByte(raw, '.')])
 	if err != nil {

@@ -257,19 +257,66 @@ func TestChallenge(t *testing.T) {
 	require.Equal(t, `Bearer resource_metadata="`+meta+`", error="insufficient_scope", scope="mcp:tools mcp:admin"`, h)
 }
 
-func BenchmarkVerifyCachedRS256(b *testing.B) { benchVerify(b, "rsa-1", jwa.RS256()) }
-func BenchmarkVerifyCachedES256(b *testing.B) { benchVerify(b, "ec-1", jwa.ES256()) }
+// TestVerifiedTokensAreCachedButStillExpire: a token sent again is not
+// verified again, yet its exp still holds, and another token is not
+// taken for it.
+func TestVerifiedTokensAreCachedButStillExpire(t *testing.T) {
+	p := newProvider(t)
+	now := time.Now()
+	v := newTestVerifier(t, p, func() time.Time { return now })
+	ctx := context.Background()
+	c := p.claims(now)
+	c["exp"] = now.Add(time.Minute).Unix()
+	tok := p.sign(t, "rsa-1", jwa.RS256(), c, nil)
+	first, err := v.Verify(ctx, tok)
+	require.NoError(t, err)
+	again, err := v.Verify(ctx, tok)
+	require.NoError(t, err)
+	require.Same(t, first, again, "served from the cache")
+	_, err = v.Verify(ctx, tamperSignature(tok))
+	require.ErrorIs(t, err, ErrInvalidToken, "a changed token is verified afresh")
+	now = now.Add(time.Minute + 31*time.Second)
+	_, err = v.Verify(ctx, tok)
+	require.ErrorIs(t, err, ErrInvalidToken, "a cached token expires too")
+}
 
-func benchVerify(b *testing.B, kid string, alg jwa.SignatureAlgorithm) {
+func tamperSignature(tok string) string {
+	b := []byte(tok)
+	i := len(b) - 10
+	b[i] ^= 'A' ^ 'B'
+	return string(b)
+}
+
+// BenchmarkVerifyCachedRS256 is the steady state: a client sends the
+// same access token with each request.
+func BenchmarkVerifyCachedRS256(b *testing.B) { benchVerify(b, "rsa-1", jwa.RS256(), true) }
+
+// BenchmarkVerifySignatureRS256 and ES256 are a token's first use: the
+// signature and claims are checked (the keys are cached).
+func BenchmarkVerifySignatureRS256(b *testing.B) { benchVerify(b, "rsa-1", jwa.RS256(), false) }
+func BenchmarkVerifySignatureES256(b *testing.B) { benchVerify(b, "ec-1", jwa.ES256(), false) }
+func BenchmarkVerifySignatureRS256Key4096(b *testing.B) {
+	benchVerify(b, "rsa-4096", jwa.RS256(), false)
+}
+
+func benchVerify(b *testing.B, kid string, alg jwa.SignatureAlgorithm, cached bool) {
 	p := newProvider(b)
+	k, err := rsa.GenerateKey(rand.Reader, 4096)
+	require.NoError(b, err)
+	p.addKey(b, "rsa-4096", k, jwa.RS256())
 	v := newTestVerifier(b, p, time.Now)
 	tok := p.sign(b, kid, alg, p.claims(time.Now()), nil)
 	ctx := context.Background()
-	_, err := v.Verify(ctx, tok)
+	_, err = v.Verify(ctx, tok)
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := v.Verify(ctx, tok); err != nil {
+		if cached {
+			_, err = v.Verify(ctx, tok)
+		} else {
+			_, err = v.verify(ctx, tok, [32]byte{}, time.Now())
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,11 +2,13 @@ package main
 
 import (
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/oauth"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -55,6 +57,9 @@ type effective struct {
 	LimitsCountedOver map[string]string `yaml:"limits_counted_over"`
 	Config            configs.Config    `yaml:"config"`
 
+	// OAuth says which access tokens are accepted, when http.oauth is set.
+	OAuth *oauthSummary `yaml:"oauth,omitempty"`
+
 	// ToolsSHA256 is the digest of the advertised tool surface, as in the
 	// audit log's start line.
 	ToolsSHA256 string `yaml:"tools_sha256"`
@@ -68,9 +73,12 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
 		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Sandbox: b.Sandbox, Advertised: []string{}, Hidden: []string{},
-		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits), ApprovalChannels: b.ApprovalChannels()}
+		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits, l.Config.Identities), ApprovalChannels: b.ApprovalChannels()}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
+	}
+	if out.OAuth, err = summarizeOAuth(l.Config.HTTP); err != nil {
+		return err
 	}
 	if out.ToolsSHA256, err = b.SurfaceDigest(cmd.Context()); err != nil {
 		return err
@@ -91,4 +99,33 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	enc := yaml.NewEncoder(os.Stdout)
 	enc.SetIndent(2)
 	return enc.Encode(out)
+}
+
+// oauthSummary is what `config check` says of http.oauth.
+type oauthSummary struct {
+	Issuer   string   `yaml:"issuer"`
+	Audience string   `yaml:"audience"`
+	Scopes   []string `yaml:"required_scopes"`
+	Metadata string   `yaml:"resource_metadata"`
+	// Introspection is where opaque tokens are asked about, if anywhere.
+	Introspection string `yaml:"introspection,omitempty"`
+}
+
+func summarizeOAuth(h configs.HTTP) (*oauthSummary, error) {
+	v, err := mcpserver.OAuthVerifier(h)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	meta := "<the request's scheme and Host>" + oauth.MetadataPath + mcpserver.PathStreamable
+	if h.PublicURL != "" {
+		meta = strings.TrimSuffix(h.PublicURL, "/") + oauth.MetadataPath + mcpserver.PathStreamable
+	}
+	out := &oauthSummary{Issuer: v.Issuer(), Audience: v.Audience(), Scopes: v.Scopes(), Metadata: meta}
+	if in := h.OAuth.Introspection; in.Enabled {
+		out.Introspection = in.Endpoint
+		if in.Endpoint == "" {
+			out.Introspection = "the issuer metadata's introspection_endpoint"
+		}
+	}
+	return out, nil
 }

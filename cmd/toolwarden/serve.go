@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
@@ -103,6 +104,10 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 	if generated {
 		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", mcpserver.TokenEnv, token)
 	}
+	if verifier != nil {
+		log.Info("accepting OAuth access tokens", "issuer", verifier.Issuer(), "audience", verifier.Audience(),
+			"required_scopes", verifier.Scopes(), "static_token", token != "")
+	}
 	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+mcpserver.PathStreamable,
 		"sse", "http://"+ln.Addr().String()+mcpserver.PathSSE)
 	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
@@ -110,6 +115,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
 		MaxStreams: cfg.HTTP.MaxStreamsPerIdentity,
 		Identities: ids, OAuth: verifier, PublicURL: cfg.HTTP.PublicURL,
+		OAuthScopes: supportedScopes(cfg),
 	})
 }
 
@@ -135,4 +141,12 @@ func removeLeftovers(ctx context.Context, b *mcpserver.Built, log *slog.Logger) 
 	if err != nil && ctx.Err() == nil {
 		log.Warn("looking for interrupted writes failed", "err", err)
 	}
+}
+
+// supportedScopes are the scopes the OAuth metadata lists: the required
+// ones and those identities rules match.
+func supportedScopes(cfg configs.Config) []string {
+	s := append(slices.Clone(cfg.HTTP.OAuth.Scopes), cfg.IdentityScopes()...)
+	slices.Sort(s)
+	return slices.Compact(s)
 }
