@@ -44,6 +44,7 @@ var mayImport = map[string][]string{
 	"oauth":         nil,
 	"approvals":     nil,
 	"approvalpage":  {"approvals"},
+	"approvalsock":  {"approvals"},
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
