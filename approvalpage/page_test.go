@@ -24,7 +24,7 @@ type served struct {
 	session string
 }
 
-func serve(t *testing.T) *served {
+func serve(t testing.TB) *served {
 	t.Helper()
 	hub := approvals.New()
 	p := New(hub)
