@@ -80,8 +80,11 @@ func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket,
 		return toolerr.Result(t.Decline(tooLargeToAsk(call.Tool, len(action), maxPageActionBytes, "approval.max_page_bytes")))
 	}
 	now := a.now()
-	d, err := a.hub.Ask(ctx, approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
-		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)})
+	req := approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
+		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)}
+	stopOffer := func() {}
+	d, err := a.hub.AskThen(ctx, req, func() { stopOffer = a.offerLink(ctx, req) })
+	stopOffer()
 	switch {
 	case errors.Is(err, approvals.ErrTimeout):
 		return toolerr.Result(t.Decline(timeoutError(a.timeout)))
