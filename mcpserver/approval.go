@@ -290,7 +290,7 @@ func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
 	if len(cfg.Channel) > 0 {
 		s.approval.channels = cfg.Channel
 	}
-	if cfg.HasChannel(channelPage) || cfg.HasChannel(channelTerminal) {
+	if cfg.HasChannel(channelPage) || cfg.HasChannel(channelTerminal) || cfg.HasChannel(channelWebhook) {
 		s.approval.hub = approvals.New()
 	}
 	logApprovalWidenings(log, s.guard, s.tools)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/approvals"
@@ -18,7 +17,8 @@ const (
 	channelElicit   = "elicit"
 	channelPage     = "page"
 	channelTerminal = "terminal"
-	// channelHub stands for page and terminal: a call that waits in the
+	channelWebhook  = "webhook"
+	// channelHub stands for page, terminal and webhook: a call that waits in the
 	// hub is shown on both, and the first decision settles it.
 	channelHub  = "hub"
 	channelNone = ""
@@ -37,7 +37,7 @@ func (a *approver) channelFor(ctx context.Context) string {
 		switch {
 		case c == channelElicit && canElicit(ctx):
 			return channelElicit
-		case (c == channelPage || c == channelTerminal) && a.hub != nil:
+		case (c == channelPage || c == channelTerminal || c == channelWebhook) && a.hub != nil:
 			return channelHub
 		}
 	}
@@ -59,9 +59,11 @@ func (s *Server) ApprovalChannels() []string {
 			out = append(out, "page: the local approval page (serve prints its URL to stderr)")
 		case channelTerminal:
 			out = append(out, "terminal: toolwarden approvals list|approve|deny|watch over the control socket")
+		case channelWebhook:
+			out = append(out, "webhook: signed POST to approval.webhook.url, signed decision on the callback")
 		}
 	}
-	if !slices.Contains(s.approval.channels, channelPage) && !slices.Contains(s.approval.channels, channelTerminal) {
+	if s.approval.hub == nil {
 		out = append(out, "otherwise: denied.approval_unavailable")
 	}
 	return out

@@ -2,12 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"sync"
+	"time"
 
+	"github.com/toolwarden/toolwarden/approvalhook"
 	"github.com/toolwarden/toolwarden/approvalpage"
+	"github.com/toolwarden/toolwarden/approvals"
 	"github.com/toolwarden/toolwarden/approvalsock"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver"
@@ -54,5 +60,44 @@ func startApprovalChannels(ctx context.Context, b *mcpserver.Built, cfg configs.
 		log.Info("terminal approver listening: run toolwarden approvals watch", "socket", sock.Path())
 		run("terminal approver", sock.Serve)
 	}
+	if hub != nil && cfg.HasChannel("webhook") {
+		if err := startWebhook(ctx, hub, cfg.Webhook, log, run); err != nil {
+			stop()
+			return nil, fmt.Errorf("approval webhook: %w", err)
+		}
+	}
 	return stop, nil
+}
+
+// minWebhookSecret is the shortest shared secret accepted (bytes).
+const minWebhookSecret = 16
+
+// startWebhook opens the callback listener and posts waiting calls.
+func startWebhook(ctx context.Context, hub *approvals.Hub, cfg configs.ApprovalWebhook, log *slog.Logger, run func(string, func(context.Context) error)) error {
+	secret := os.Getenv(cfg.SecretEnv)
+	if len(secret) < minWebhookSecret {
+		return fmt.Errorf("approval.webhook.secret_env: $%s must hold a secret of at least %d bytes", cfg.SecretEnv, minWebhookSecret)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	callback := cfg.PublicURL
+	if callback == "" {
+		callback = "http://" + ln.Addr().String() + "/decide"
+	}
+	hook := approvalhook.New(hub, cfg.URL, []byte(secret), callback, log)
+	mux := http.NewServeMux()
+	mux.Handle("/decide", hook.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("approval webhook", "posts_to", cfg.URL, "callback", callback)
+	hook.Start(ctx)
+	run("approval webhook callback", func(ctx context.Context) error {
+		go func() { <-ctx.Done(); _ = srv.Close() }()
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	return nil
 }

@@ -45,6 +45,7 @@ var mayImport = map[string][]string{
 	"approvals":     nil,
 	"approvalpage":  {"approvals"},
 	"approvalsock":  {"approvals"},
+	"approvalhook":  {"approvals"},
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
