@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/approvals"
@@ -37,15 +38,31 @@ func (a *approver) channelFor(ctx context.Context) string {
 		switch {
 		case c == channelElicit && canElicit(ctx):
 			return channelElicit
-		case (c == channelPage || c == channelTerminal || c == channelWebhook) && a.hub != nil:
+		case hubChannel(c) && a.hub != nil:
 			return channelHub
 		}
 	}
 	return channelNone
 }
 
-// Approvals returns the hub of calls waiting on the page or the terminal,
-// or nil when approval.channel lists neither.
+// hubChannel reports whether channel c waits in the hub.
+func hubChannel(c string) bool {
+	return c == channelPage || c == channelTerminal || c == channelWebhook
+}
+
+// OpenApprovals makes the hub of calls waiting on the page, the terminal
+// or the webhook, and returns it; nil when approval.channel lists none of
+// them. Only a command that serves those channels (serve) opens it: until
+// then they cannot ask, so a call is never left waiting where nobody
+// looks. Call it before serving calls.
+func (s *Server) OpenApprovals() *approvals.Hub {
+	if s.approval.hub == nil && slices.ContainsFunc(s.approval.channels, hubChannel) {
+		s.approval.hub = approvals.New()
+	}
+	return s.approval.hub
+}
+
+// Approvals returns the hub OpenApprovals made, or nil.
 func (s *Server) Approvals() *approvals.Hub { return s.approval.hub }
 
 // ApprovalChannels describes approval.channel in effect, in words.
@@ -63,7 +80,7 @@ func (s *Server) ApprovalChannels() []string {
 			out = append(out, "webhook: signed POST to approval.webhook.url, signed decision on the callback")
 		}
 	}
-	if s.approval.hub == nil {
+	if !slices.ContainsFunc(s.approval.channels, hubChannel) {
 		out = append(out, "otherwise: denied.approval_unavailable")
 	}
 	return out

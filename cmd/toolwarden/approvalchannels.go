@@ -23,7 +23,7 @@ import (
 // that approval.channel lists. stop closes them and waits, so that the
 // socket file is gone when serve returns.
 func startApprovalChannels(ctx context.Context, b *mcpserver.Built, cfg configs.Approval, log *slog.Logger) (stop func(), err error) {
-	hub := b.Approvals()
+	hub := b.OpenApprovals()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	stop = func() { cancel(); wg.Wait() }
