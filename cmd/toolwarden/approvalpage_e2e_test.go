@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -255,4 +256,23 @@ func TestApprovalPageRefusesForgeries(t *testing.T) {
 	require.Equal(t, "denied.approval_declined", <-res)
 	require.Equal(t, http.StatusConflict, postDecision(t, hc, origin, origin, with("action", "approve")), "a replay finds the call ended")
 	require.Equal(t, "<missing>", readWS(ws, "notes/forged.txt"))
+}
+
+// TestApprovalPagePythonClient: the official Python SDK, without an
+// elicitation callback, over stdio; the human approves and denies on the
+// page (scripts/pyclient/page_check.py plays them with an HTTP client).
+func TestApprovalPagePythonClient(t *testing.T) {
+	py := testenv.Need(t, "TOOLWARDEN_TEST_PYTHON")[0] // scripts/test sets it up
+	script, err := filepath.Abs("../../scripts/pyclient/page_check.py")
+	require.NoError(t, err)
+	ws, env := workspace(t)
+	cmd := exec.Command(py, script, "--cmd", binary, "--workspace", ws)
+	cmd.Env = env
+	out, err := cmd.Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	require.NoError(t, err, string(stderr))
+	require.JSONEq(t, `{"approved": true, "denied": true, "forged_refused": true}`, string(out))
 }
