@@ -112,14 +112,19 @@ func New(hub *approvals.Hub, url string, secret []byte, callback string, log *sl
 func (k *Hook) Start(ctx context.Context) {
 	events, cancel := k.hub.Subscribe()
 	go func() {
-		defer cancel()
+		defer func() { cancel() }()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case e, open := <-events:
 				if !open {
-					return
+					// Dropped for falling behind: catch up on what waits.
+					events, cancel = k.hub.Subscribe()
+					for _, r := range k.hub.List() {
+						go k.post(ctx, r)
+					}
+					continue
 				}
 				if e.Kind == "pending" {
 					go k.post(ctx, e.Request)

@@ -194,8 +194,9 @@ func (h *Hub) List() []Request {
 }
 
 // Subscribe returns the events from now on; cancel stops them. A watcher
-// that does not keep up loses events rather than slowing the calls; it
-// can List again.
+// that does not keep up is dropped (its channel closes) rather than
+// slowing the calls or silently missing one; it can subscribe and List
+// again.
 func (h *Hub) Subscribe() (events <-chan Event, cancel func()) {
 	ch := make(chan Event, 64)
 	h.mu.Lock()
@@ -217,6 +218,8 @@ func (h *Hub) publish(e Event) {
 		select {
 		case ch <- e:
 		default:
+			delete(h.subs, ch)
+			close(ch)
 		}
 	}
 }

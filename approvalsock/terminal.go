@@ -41,8 +41,9 @@ type Pending struct {
 	Server string `json:"server"`
 	approvals.Request
 	socket string
-	// done marks, in Watch, a call that stopped waiting.
-	done bool
+	// done marks, in Watch, a call that stopped waiting; lost, a server
+	// whose stream ended.
+	done, lost bool
 }
 
 // ListAll gathers the waiting calls of every server in socks.

@@ -65,6 +65,12 @@ func forward(ctx context.Context, c *Client, events chan<- Pending) {
 	for {
 		r, err := c.Next()
 		if err != nil || r.Event == nil {
+			if ctx.Err() == nil {
+				select {
+				case events <- Pending{socket: c.Socket, lost: true}:
+				case <-ctx.Done():
+				}
+			}
 			return
 		}
 		p := Pending{Server: ServerName(c.Socket), Request: r.Event.Request, socket: c.Socket}
@@ -85,6 +91,10 @@ type watcher struct {
 }
 
 func (w *watcher) event(p Pending) {
+	if p.lost {
+		fmt.Fprintf(w.out, "\nlost the connection to server %s; run watch again to see its calls.\n", ServerName(p.socket))
+		return
+	}
 	if p.done {
 		if w.asked != nil && w.asked.ID == p.ID && w.asked.socket == p.socket {
 			fmt.Fprintf(w.out, "\n%s ended before a decision (answered elsewhere, expired, or cancelled); nothing decided.\n", p.ID)
