@@ -159,3 +159,22 @@ func TestApprovalsWatchInTerminal(t *testing.T) {
 	require.Equal(t, "from the pty\n", readWS(ws, "notes/yes.txt"))
 	require.Equal(t, "<missing>", readWS(ws, "notes/no.txt"))
 }
+
+// TestConfigCheckPrintsChannels: config check prints approval.channel in
+// effect, in order; by default elicit alone.
+func TestConfigCheckPrintsChannels(t *testing.T) {
+	ws, env := workspace(t)
+	check := func(args ...string) string {
+		cmd := exec.Command(binary, append([]string{"config", "check", "--workspace", ws}, args...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	}
+	out := check()
+	require.Contains(t, out, "approval_channels:\n  - 'elicit: the client''s form, when it declared elicitation'\n  - 'otherwise: denied.approval_unavailable'\n")
+	cfg := filepath.Join(t.TempDir(), "toolwarden.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [page, elicit, terminal]\n"), 0o644))
+	out = check("--config", cfg)
+	require.Regexp(t, `approval_channels:\n  - 'page: [^\n]*\n  - 'elicit: [^\n]*\n  - 'terminal: [^\n]*\n[a-z]`, out)
+}
