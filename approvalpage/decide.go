@@ -13,7 +13,7 @@ const maxFormBytes = 4 << 10
 // decide takes a decision from the page's own form. It refuses, deciding
 // nothing, a request from another origin, one without the token of this
 // session for this very call, and one for a call that no longer waits.
-func (p *Page) decide(w http.ResponseWriter, r *http.Request, session string) {
+func (p *Page) decide(w http.ResponseWriter, r *http.Request, s session) {
 	if r.Header.Get("Origin") != p.origin {
 		http.Error(w, "refused: the decision did not come from the approval page's own origin", http.StatusForbidden)
 		return
@@ -24,7 +24,7 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, session string) {
 		return
 	}
 	id, digest, action := r.PostForm.Get("id"), r.PostForm.Get("digest"), r.PostForm.Get("action")
-	if !p.auth.checkToken(session, id, digest, r.PostForm.Get("csrf")) {
+	if !s.sees(id) || !p.auth.checkToken(s.id, id, digest, r.PostForm.Get("csrf")) {
 		http.Error(w, "refused: the CSRF token is not this page's for this call", http.StatusForbidden)
 		return
 	}

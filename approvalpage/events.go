@@ -13,7 +13,7 @@ const keepAlive = 15 * time.Second
 
 // events streams the waiting calls: first every one waiting now, then each
 // call that starts ("pending") or stops ("done") waiting.
-func (p *Page) events(w http.ResponseWriter, r *http.Request, session string) {
+func (p *Page) events(w http.ResponseWriter, r *http.Request, s session) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -28,7 +28,9 @@ func (p *Page) events(w http.ResponseWriter, r *http.Request, session string) {
 	}
 	fmt.Fprint(w, "event: reset\ndata: {}\n\n")
 	for _, req := range p.hub.List() {
-		send("pending", p.card(req, session))
+		if s.sees(req.ID) {
+			send("pending", p.card(req, s))
+		}
 	}
 	flusher.Flush()
 	tick := time.NewTicker(keepAlive)
@@ -43,7 +45,9 @@ func (p *Page) events(w http.ResponseWriter, r *http.Request, session string) {
 			if !open {
 				return
 			}
-			send(e.Kind, p.card(e.Request, session))
+			if s.sees(e.Request.ID) {
+				send(e.Kind, p.card(e.Request, s))
+			}
 		}
 		flusher.Flush()
 	}

@@ -37,7 +37,9 @@ type Page struct {
 
 // New returns the page over hub.
 func New(hub *approvals.Hub) *Page {
-	return &Page{hub: hub, auth: newAuth(), now: time.Now}
+	p := &Page{hub: hub, auth: newAuth(), now: time.Now}
+	hub.SetLinker(p.callLink)
+	return p
 }
 
 // Listen opens the page's own listener on addr (a loopback host:port)
@@ -75,6 +77,7 @@ func (p *Page) Serve(ctx context.Context, ln net.Listener) error {
 // The page's paths.
 const (
 	pathLogin  = "/login"
+	pathCall   = "/call"
 	pathEvents = "/events"
 	pathDecide = "/decide"
 	pathStatic = "/assets/"
@@ -86,6 +89,7 @@ const (
 func (p *Page) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+pathLogin, p.login)
+	mux.HandleFunc("GET "+pathCall, p.call)
 	mux.HandleFunc("GET /{$}", p.session(p.index))
 	mux.HandleFunc("GET "+pathEvents, p.session(p.events))
 	mux.HandleFunc("POST "+pathDecide, p.session(p.decide))

@@ -24,7 +24,7 @@ type served struct {
 	session string
 }
 
-func serve(t *testing.T) *served {
+func serve(t testing.TB) *served {
 	t.Helper()
 	hub := approvals.New()
 	p := New(hub)
@@ -211,4 +211,47 @@ func TestSplitKeepsRunes(t *testing.T) {
 	head, rest = split("abc", 8)
 	require.Equal(t, "abc", head)
 	require.Empty(t, rest)
+}
+
+// TestCallLink: the per-call link of URL-mode elicitation opens, once, a
+// session that sees and decides only its call.
+func TestCallLink(t *testing.T) {
+	s := serve(t)
+	a, outA := s.wait(t, "la", time.Minute)
+	b, _ := s.wait(t, "lb", time.Minute)
+	link := s.hub.Link(a)
+	require.True(t, strings.HasPrefix(link, s.origin+pathCall+"?"), link)
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(link)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	res, err = http.Get(link)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "the link works once")
+	res, err = http.Get(strings.Replace(link, "id=la", "id=lb", 1))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode, "a link cannot be moved to another call")
+
+	res, err = browser.Get(s.origin + "/")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Contains(t, string(body), `value="la"`)
+	require.NotContains(t, string(body), `value="lb"`, "the scoped session sees only its call")
+
+	var session string
+	for _, c := range jar.Cookies(res.Request.URL) {
+		session = c.Value
+	}
+	scoped := &served{page: s.page, hub: s.hub, origin: s.origin, browser: browser, session: session}
+	code, _ := scoped.post(t, s.origin, scoped.form(b, "approve"))
+	require.Equal(t, http.StatusForbidden, code, "nor decides another")
+	code, _ = scoped.post(t, s.origin, scoped.form(a, "approve"))
+	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, "approved by page", <-outA)
 }

@@ -33,7 +33,7 @@ type card struct {
 	Token       string `json:"token"`
 }
 
-func (p *Page) card(r approvals.Request, session string) card {
+func (p *Page) card(r approvals.Request, s session) card {
 	head, rest := split(r.Preview, headBytes)
 	identity := r.Identity
 	if identity == "" {
@@ -41,7 +41,7 @@ func (p *Page) card(r approvals.Request, session string) card {
 	}
 	return card{ID: r.ID, Tool: r.Tool, Digest: r.Digest, Identity: identity, Session: r.Session,
 		Head: head, Rest: rest, Total: len(r.Preview), Expires: r.Expires.UnixMilli(),
-		ExpiresText: r.Expires.Format(time.TimeOnly), Token: p.auth.token(session, r.ID, r.Digest)}
+		ExpiresText: r.Expires.Format(time.TimeOnly), Token: p.auth.token(s.id, r.ID, r.Digest)}
 }
 
 // split cuts s after at most n bytes, at a rune boundary.
@@ -61,10 +61,12 @@ type view struct {
 	Message string
 }
 
-func (p *Page) index(w http.ResponseWriter, r *http.Request, session string) {
+func (p *Page) index(w http.ResponseWriter, r *http.Request, s session) {
 	v := view{Message: messages[r.URL.Query().Get("m")]}
 	for _, req := range p.hub.List() {
-		v.Cards = append(v.Cards, p.card(req, session))
+		if s.sees(req.ID) {
+			v.Cards = append(v.Cards, p.card(req, s))
+		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var b strings.Builder

@@ -66,6 +66,7 @@ type Hub struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter
 	subs    map[chan Event]struct{}
+	linker  func(Request) string
 }
 
 type waiter struct {
@@ -83,6 +84,13 @@ func New() *Hub {
 // expires (ErrTimeout), or ctx ends (ctx.Err()). The request stops waiting
 // whatever the outcome, so a later decision for it is refused.
 func (h *Hub) Ask(ctx context.Context, req Request) (Decision, error) {
+	return h.AskThen(ctx, req, nil)
+}
+
+// AskThen is Ask calling shown, when not nil, once req can be decided:
+// what offers req elsewhere (a link sent to the client) starts there, so
+// that an answer to the offer finds req waiting.
+func (h *Hub) AskThen(ctx context.Context, req Request, shown func()) (Decision, error) {
 	w := &waiter{req: req, decided: make(chan Decision, 1)}
 	h.mu.Lock()
 	if _, dup := h.waiting[req.ID]; dup {
@@ -93,6 +101,9 @@ func (h *Hub) Ask(ctx context.Context, req Request) (Decision, error) {
 	h.publish(Event{Kind: "pending", Request: req})
 	h.mu.Unlock()
 	defer h.end(w)
+	if shown != nil {
+		shown()
+	}
 	timer := time.NewTimer(req.Expires.Sub(h.now()))
 	defer timer.Stop()
 	select {
@@ -135,6 +146,25 @@ func (h *Hub) Decide(id, digest string, d Decision) error {
 	}
 }
 
+// SetLinker registers how to link to one waiting call: the approval
+// page's per-call URL, which URL-mode elicitation sends the client.
+func (h *Hub) SetLinker(f func(Request) string) {
+	h.mu.Lock()
+	h.linker = f
+	h.mu.Unlock()
+}
+
+// Link returns the URL that shows only r, or "" without a page.
+func (h *Hub) Link(r Request) string {
+	h.mu.Lock()
+	f := h.linker
+	h.mu.Unlock()
+	if f == nil {
+		return ""
+	}
+	return f(r)
+}
+
 // Get returns the waiting request named id.
 func (h *Hub) Get(id string) (Request, bool) {
 	h.mu.Lock()
@@ -164,8 +194,9 @@ func (h *Hub) List() []Request {
 }
 
 // Subscribe returns the events from now on; cancel stops them. A watcher
-// that does not keep up loses events rather than slowing the calls; it
-// can List again.
+// that does not keep up is dropped (its channel closes) rather than
+// slowing the calls or silently missing one; it can subscribe and List
+// again.
 func (h *Hub) Subscribe() (events <-chan Event, cancel func()) {
 	ch := make(chan Event, 64)
 	h.mu.Lock()
@@ -187,6 +218,8 @@ func (h *Hub) publish(e Event) {
 		select {
 		case ch <- e:
 		default:
+			delete(h.subs, ch)
+			close(ch)
 		}
 	}
 }

@@ -90,3 +90,19 @@ func TestSubscribeSeesPendingAndDone(t *testing.T) {
 	require.NoError(t, <-res)
 	require.Equal(t, "done", (<-events).Kind)
 }
+
+func TestSlowWatcherIsDropped(t *testing.T) {
+	h := New()
+	events, cancel := h.Subscribe()
+	defer cancel()
+	for i := 0; i < 100; i++ {
+		h.mu.Lock()
+		h.publish(Event{Kind: "pending"})
+		h.mu.Unlock()
+	}
+	n := 0
+	for range events {
+		n++
+	}
+	require.Equal(t, 64, n, "the buffered events, then the channel closes")
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"net"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -30,6 +32,23 @@ type Approval struct {
 	Channel []string `mapstructure:"channel" yaml:"channel"`
 	// Page configures the approval page (channel page).
 	Page ApprovalPage `mapstructure:"page" yaml:"page"`
+	// Webhook configures the webhook (channel webhook).
+	Webhook ApprovalWebhook `mapstructure:"webhook" yaml:"webhook"`
+}
+
+// ApprovalWebhook configures the webhook channel: waiting calls are
+// POSTed, signed, to URL, and decisions come back, signed, to the
+// callback listener.
+type ApprovalWebhook struct {
+	URL string `mapstructure:"url" yaml:"url"`
+	// SecretEnv names the environment variable holding the shared HMAC
+	// secret (never the config file: it would sit in backups and diffs).
+	SecretEnv string `mapstructure:"secret_env" yaml:"secret_env"`
+	// Listen is the callback listener's host:port.
+	Listen string `mapstructure:"listen" yaml:"listen"`
+	// PublicURL is the callback's URL as the webhook's receiver reaches
+	// it (behind a proxy); default http://LISTEN/decide.
+	PublicURL string `mapstructure:"public_url" yaml:"public_url"`
 }
 
 // ApprovalPage configures the approval page's own listener.
@@ -42,7 +61,7 @@ type ApprovalPage struct {
 var ApprovalModes = []string{"allow", "elicit", "deny"}
 
 // ApprovalChannels are the ways to ask the human (approval.channel).
-var ApprovalChannels = []string{"elicit", "page", "terminal"}
+var ApprovalChannels = []string{"elicit", "page", "terminal", "webhook"}
 
 // HasChannel reports whether approval.channel lists name.
 func (a Approval) HasChannel(name string) bool { return slices.Contains(a.Channel, name) }
@@ -59,6 +78,9 @@ func (a Approval) validate(add func(string, string, ...any)) {
 			add("approval.channel", "%q is listed twice", c)
 		}
 	}
+	if a.HasChannel("webhook") {
+		a.Webhook.validate(add)
+	}
 	if a.HasChannel("page") && !loopbackAddr(a.Page.Addr) {
 		add("approval.page.addr", "%q is not a loopback host:port (the page approves calls: it must not be reachable from other machines)", a.Page.Addr)
 	}
@@ -68,6 +90,26 @@ func (a Approval) validate(add func(string, string, ...any)) {
 		}
 		if !slices.Contains(ApprovalModes, a.Modes[g]) {
 			add("approval.modes", "%q: %q is not an approval mode (allow, elicit or deny)", g, a.Modes[g])
+		}
+	}
+}
+
+// envName is the shape of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (w ApprovalWebhook) validate(add func(string, string, ...any)) {
+	if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		add("approval.webhook.url", "%q is not an http(s) URL", w.URL)
+	}
+	if !envName.MatchString(w.SecretEnv) {
+		add("approval.webhook.secret_env", "%q is not an environment variable name (the secret itself never goes in the config)", w.SecretEnv)
+	}
+	if _, _, err := net.SplitHostPort(w.Listen); err != nil {
+		add("approval.webhook.listen", "%q is not a host:port", w.Listen)
+	}
+	if w.PublicURL != "" {
+		if u, err := url.Parse(w.PublicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			add("approval.webhook.public_url", "%q is not an http(s) URL", w.PublicURL)
 		}
 	}
 }

@@ -42,8 +42,9 @@ type approver struct {
 	states   *stateSigner
 	now      func() time.Time
 
-	// channels is approval.channel; hub, when set, holds the calls that
-	// wait on the page or the terminal (see channelFor).
+	// channels is approval.channel; hub, once OpenApprovals made it,
+	// holds the calls that wait on the page, the terminal or the webhook
+	// (see channelFor).
 	channels []string
 	hub      *approvals.Hub
 
@@ -289,9 +290,6 @@ func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
 	s.approval.timeout = cfg.Timeout
 	if len(cfg.Channel) > 0 {
 		s.approval.channels = cfg.Channel
-	}
-	if cfg.HasChannel(channelPage) || cfg.HasChannel(channelTerminal) {
-		s.approval.hub = approvals.New()
 	}
 	logApprovalWidenings(log, s.guard, s.tools)
 	return nil

@@ -18,7 +18,8 @@ const (
 	channelElicit   = "elicit"
 	channelPage     = "page"
 	channelTerminal = "terminal"
-	// channelHub stands for page and terminal: a call that waits in the
+	channelWebhook  = "webhook"
+	// channelHub stands for page, terminal and webhook: a call that waits in the
 	// hub is shown on both, and the first decision settles it.
 	channelHub  = "hub"
 	channelNone = ""
@@ -37,15 +38,31 @@ func (a *approver) channelFor(ctx context.Context) string {
 		switch {
 		case c == channelElicit && canElicit(ctx):
 			return channelElicit
-		case (c == channelPage || c == channelTerminal) && a.hub != nil:
+		case hubChannel(c) && a.hub != nil:
 			return channelHub
 		}
 	}
 	return channelNone
 }
 
-// Approvals returns the hub of calls waiting on the page or the terminal,
-// or nil when approval.channel lists neither.
+// hubChannel reports whether channel c waits in the hub.
+func hubChannel(c string) bool {
+	return c == channelPage || c == channelTerminal || c == channelWebhook
+}
+
+// OpenApprovals makes the hub of calls waiting on the page, the terminal
+// or the webhook, and returns it; nil when approval.channel lists none of
+// them. Only a command that serves those channels (serve) opens it: until
+// then they cannot ask, so a call is never left waiting where nobody
+// looks. Call it before serving calls.
+func (s *Server) OpenApprovals() *approvals.Hub {
+	if s.approval.hub == nil && slices.ContainsFunc(s.approval.channels, hubChannel) {
+		s.approval.hub = approvals.New()
+	}
+	return s.approval.hub
+}
+
+// Approvals returns the hub OpenApprovals made, or nil.
 func (s *Server) Approvals() *approvals.Hub { return s.approval.hub }
 
 // ApprovalChannels describes approval.channel in effect, in words.
@@ -59,9 +76,11 @@ func (s *Server) ApprovalChannels() []string {
 			out = append(out, "page: the local approval page (serve prints its URL to stderr)")
 		case channelTerminal:
 			out = append(out, "terminal: toolwarden approvals list|approve|deny|watch over the control socket")
+		case channelWebhook:
+			out = append(out, "webhook: signed POST to approval.webhook.url, signed decision on the callback")
 		}
 	}
-	if !slices.Contains(s.approval.channels, channelPage) && !slices.Contains(s.approval.channels, channelTerminal) {
+	if !slices.ContainsFunc(s.approval.channels, hubChannel) {
 		out = append(out, "otherwise: denied.approval_unavailable")
 	}
 	return out
@@ -80,8 +99,11 @@ func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket,
 		return toolerr.Result(t.Decline(tooLargeToAsk(call.Tool, len(action), maxPageActionBytes, "approval.max_page_bytes")))
 	}
 	now := a.now()
-	d, err := a.hub.Ask(ctx, approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
-		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)})
+	req := approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
+		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)}
+	stopOffer := func() {}
+	d, err := a.hub.AskThen(ctx, req, func() { stopOffer = a.offerLink(ctx, req) })
+	stopOffer()
 	switch {
 	case errors.Is(err, approvals.ErrTimeout):
 		return toolerr.Result(t.Decline(timeoutError(a.timeout)))

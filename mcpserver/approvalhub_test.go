@@ -48,7 +48,7 @@ func TestApprovalChannelsWithoutElicitation(t *testing.T) {
 			withApproval(f, time.Minute)
 			f.cfg.Approval.Channel = []string{"elicit", "page"}
 			b := f.server(t)
-			hub := b.Approvals()
+			hub := b.OpenApprovals()
 			require.NotNil(t, hub)
 			c := kind.open(t, b)
 
@@ -93,6 +93,7 @@ func TestApprovalChannelsPreferElicit(t *testing.T) {
 	withApproval(f, time.Minute)
 	f.cfg.Approval.Channel = []string{"elicit", "terminal"}
 	b := f.server(t)
+	b.OpenApprovals()
 	h := &human{answer: accept(false)}
 	c := clientKinds[0].open(t, b, client.WithElicitationHandler(h))
 	require.False(t, callTool(t, c, "write_file", writeArgs("x")).IsError)
@@ -107,6 +108,7 @@ func TestApprovalChannelTimesOutAndCancels(t *testing.T) {
 	withApproval(f, 200*time.Millisecond)
 	f.cfg.Approval.Channel = []string{"page"}
 	b := f.server(t)
+	b.OpenApprovals()
 	c := clientKinds[0].open(t, b)
 	e := errorOf(t, callTool(t, c, "write_file", writeArgs("late")))
 	require.Equal(t, toolerr.DeniedApprovalTimeout, e.Code)
@@ -116,6 +118,7 @@ func TestApprovalChannelTimesOutAndCancels(t *testing.T) {
 	withApproval(f2, time.Minute)
 	f2.cfg.Approval.Channel = []string{"terminal"}
 	b2 := f2.server(t)
+	b2.OpenApprovals()
 	c2 := clientKinds[0].open(t, b2)
 	ctx, cancel := context.WithCancel(ctxT(t))
 	done := make(chan struct{})
@@ -132,4 +135,19 @@ func TestApprovalChannelTimesOutAndCancels(t *testing.T) {
 	require.ErrorIs(t, b2.Approvals().Decide(req.ID, req.Digest, approvals.Decision{Approve: true}), approvals.ErrUnknown)
 	_, err := os.Stat(filepath.Join(f2.ws, "notes/todo.md"))
 	require.True(t, os.IsNotExist(err))
+}
+
+// TestApprovalChannelsNotServed: a command that does not serve the page,
+// the terminal or the webhook (call, gemini) never opens the hub, so a
+// client that cannot elicit is refused at once instead of waiting where
+// nobody looks.
+func TestApprovalChannelsNotServed(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	f.cfg.Approval.Channel = []string{"elicit", "page", "terminal", "webhook"}
+	b := f.server(t)
+	c := clientKinds[0].open(t, b)
+	e := errorOf(t, callTool(t, c, "write_file", writeArgs("x")))
+	require.Equal(t, toolerr.DeniedApprovalUnavailable, e.Code)
+	require.Nil(t, b.Approvals())
 }

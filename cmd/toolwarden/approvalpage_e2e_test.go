@@ -3,8 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	neturl "net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +161,118 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	click(t, ctx, ".deny")
 	require.Equal(t, "denied.approval_declined", <-res)
 	require.Equal(t, "<missing>", readWS(ws, "notes/hostile.txt"))
+}
+
+// pageSession logs in with the one-time URL and returns a client that
+// keeps the session cookie and does not follow redirects, and the origin.
+func pageSession(t *testing.T, url string) (*http.Client, string) {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := hc.Get(url)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	origin, _, _ := strings.Cut(strings.TrimPrefix(url, "http://"), "/")
+	return hc, "http://" + origin
+}
+
+var hiddenField = regexp.MustCompile(`name="(id|digest|csrf)" value="([^"]*)"`)
+
+// pageForm reads the waiting call's form fields off the page.
+func pageForm(t *testing.T, hc *http.Client, origin string) neturl.Values {
+	t.Helper()
+	form := neturl.Values{}
+	require.Eventually(t, func() bool {
+		res, err := hc.Get(origin + "/")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
+			if m[2] != "" && form.Get(m[1]) == "" { // the first card's, not the empty <template>'s
+				form.Set(m[1], m[2])
+			}
+		}
+		return form.Get("csrf") != ""
+	}, 30*time.Second, 20*time.Millisecond)
+	return form
+}
+
+func postDecision(t *testing.T, hc *http.Client, origin, from string, form neturl.Values) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, origin+"/decide", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", from)
+	res, err := hc.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestApprovalPageRefusesForgeries: against the built binary, a decision
+// from another origin, with a replayed or altered token, or for an
+// unknown call decides nothing and writes nothing; the real one does.
+func TestApprovalPageRefusesForgeries(t *testing.T) {
+	ws, env := workspace(t)
+	c, url := pageServer(t, env, "--workspace", ws)
+	hc, origin := pageSession(t, url)
+	res := writeAsync(t, c, "notes/forged.txt", "forged?\n")
+	form := pageForm(t, hc, origin)
+	with := func(k, v string) neturl.Values {
+		f := neturl.Values{}
+		for key := range form {
+			f.Set(key, form.Get(key))
+		}
+		f.Set(k, v)
+		return f
+	}
+	for name, tc := range map[string]struct {
+		from string
+		form neturl.Values
+		code int
+	}{
+		"cross-origin":    {"http://evil.example", with("action", "approve"), http.StatusForbidden},
+		"altered token":   {origin, with("csrf", "A"+form.Get("csrf")[1:]), http.StatusForbidden},
+		"unknown ID":      {origin, with("id", "0000000000000000"), http.StatusForbidden},
+		"other arguments": {origin, with("digest", strings.Repeat("0", 64)), http.StatusForbidden},
+	} {
+		if tc.form.Get("action") == "" {
+			tc.form.Set("action", "approve")
+		}
+		require.Equal(t, tc.code, postDecision(t, hc, origin, tc.from, tc.form), name)
+	}
+	select {
+	case code := <-res:
+		t.Fatalf("the call ended (%q) on a forged decision", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	require.Equal(t, "<missing>", readWS(ws, "notes/forged.txt"))
+
+	require.Equal(t, http.StatusSeeOther, postDecision(t, hc, origin, origin, with("action", "deny")))
+	require.Equal(t, "denied.approval_declined", <-res)
+	require.Equal(t, http.StatusConflict, postDecision(t, hc, origin, origin, with("action", "approve")), "a replay finds the call ended")
+	require.Equal(t, "<missing>", readWS(ws, "notes/forged.txt"))
+}
+
+// TestApprovalPagePythonClient: the official Python SDK, without an
+// elicitation callback, over stdio; the human approves and denies on the
+// page (scripts/pyclient/page_check.py plays them with an HTTP client).
+func TestApprovalPagePythonClient(t *testing.T) {
+	py := testenv.Need(t, "TOOLWARDEN_TEST_PYTHON")[0] // scripts/test sets it up
+	script, err := filepath.Abs("../../scripts/pyclient/page_check.py")
+	require.NoError(t, err)
+	ws, env := workspace(t)
+	cmd := exec.Command(py, script, "--cmd", binary, "--workspace", ws)
+	cmd.Env = env
+	out, err := cmd.Output()
+	var stderr []byte
+	if ee, ok := err.(*exec.ExitError); ok {
+		stderr = ee.Stderr
+	}
+	require.NoError(t, err, string(stderr))
+	require.JSONEq(t, `{"approved": true, "denied": true, "forged_refused": true}`, string(out))
 }

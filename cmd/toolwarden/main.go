@@ -42,6 +42,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newCallCmd(), newPolicyCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
-	root.AddCommand(newGeminiCmd(), newVersionCmd())
+	root.AddCommand(newGeminiCmd(), newVersionCmd(), newApprovalsCmd())
 	return root
 }

@@ -52,9 +52,11 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	// A killed earlier server may have left temporary files of its writes;
 	// a large workspace takes a while to walk, so serving starts at once.
 	go removeLeftovers(cmd.Context(), b, log)
-	if err := startApprovalChannels(cmd.Context(), b, cfg.Approval, log); err != nil {
+	stopApprovals, err := startApprovalChannels(cmd.Context(), b, cfg.Approval, log)
+	if err != nil {
 		return err
 	}
+	defer stopApprovals()
 	if cfg.HTTP.Addr == "" {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}

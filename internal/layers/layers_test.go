@@ -44,6 +44,8 @@ var mayImport = map[string][]string{
 	"oauth":         nil,
 	"approvals":     nil,
 	"approvalpage":  {"approvals"},
+	"approvalsock":  {"approvals"},
+	"approvalhook":  {"approvals"},
 	"toolerr":       nil,
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
