@@ -63,11 +63,11 @@ func (r *Runsc) Enforcement() Enforcement {
 		return cgroupEnforcement(r.Name(), "root")
 	}
 	return Enforcement{Backend: r.Name(), Mode: "rootless", Limits: always(map[string]string{
-		EnforceMemory: "gVisor RLIMIT_AS per process, set to memory_bytes (no total over the run's processes)",
+		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 1 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
 		EnforcePids:   "none (gVisor RLIMIT_NPROC bounds the run's processes to nproc)",
 		EnforceCPU:    "gVisor RLIMIT_CPU per process (timeout × cpus seconds), no quota",
 		"nofile":      "gVisor RLIMIT_NOFILE", "file_size_bytes": "gVisor RLIMIT_FSIZE",
-		"address_space_bytes": "gVisor RLIMIT_AS (the smaller of it and memory_bytes)",
+		"address_space_bytes": "gVisor RLIMIT_AS (see memory)",
 		"nproc":               "gVisor RLIMIT_NPROC (the run's own processes)",
 	}), Weaker: []string{EnforceMemory, EnforcePids, EnforceCPU}}
 }
