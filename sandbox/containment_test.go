@@ -70,6 +70,15 @@ func TestContainment(t *testing.T) {
 				require.Equal(t, 0, res.ExitCode, string(res.Stderr))
 				require.Equal(t, fmt.Sprintf("workspace data\n%d\n", sandbox.InsideUID(r)), string(res.Stdout))
 			})
+			t.Run("no capabilities, whatever the uid", func(t *testing.T) {
+				res := run(t, r, sandbox.Request{Argv: bash("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status")})
+				require.Equal(t, 0, res.ExitCode, string(res.Stderr))
+				lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+				require.Len(t, lines, 5, string(res.Stdout))
+				for _, line := range lines {
+					require.Regexp(t, `:\s+0+$`, line, "rootless gVisor runs as its uid 0, which must hold no capability")
+				}
+			})
 			t.Run("network connect to a host listener fails", func(t *testing.T) {
 				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				require.NoError(t, err)

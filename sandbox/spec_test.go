@@ -87,6 +87,7 @@ func TestRootlessOCISpec(t *testing.T) {
 	s := ociSpec(req, root, "/state/files", "", true)
 	require.Equal(t, uint32(0), s.Process.User.UID, "gVisor's root, mapped to the invoking user")
 	require.Empty(t, s.Process.Capabilities.Effective, "and without any capability")
+	require.Empty(t, s.Process.Capabilities.Bounding, "not even after an execve as uid 0")
 	require.True(t, s.Process.NoNewPrivileges)
 	require.Nil(t, s.Linux.Resources, "no cgroup rootless")
 	got := map[string]uint64{}
