@@ -220,6 +220,21 @@ func TestCancelLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestTimeoutLeavesNothing: a run stopped at its timeout is killed and
+// removed like a cancelled one.
+func TestTimeoutLeavesNothing(t *testing.T) {
+	for _, r := range runners(t) {
+		t.Run(r.Name(), func(t *testing.T) {
+			res := run(t, r, sandbox.Request{Argv: bash("echo before; exec /usr/bin/sleep 1000"), Env: []string{"PATH=/usr/bin"},
+				Limits: sandbox.Limits{Timeout: 3 * time.Second}})
+			require.Equal(t, sandbox.LimitTimeout, res.Limit)
+			require.Equal(t, "before\n", string(res.Stdout))
+			require.Empty(t, sleepers(), "no sleep 1000 process is left")
+			require.Empty(t, leftovers(t), "no cgroup, run directory or container is left")
+		})
+	}
+}
+
 // sleepers lists host processes running "sleep 1000".
 func sleepers() []string {
 	out, _ := exec.Command("pgrep", "-f", "^/usr/bin/sleep 1000$").Output()
