@@ -128,3 +128,22 @@ func TestThreadsOf(t *testing.T) {
 	require.Equal(t, uint64(7), threadsOf(dir))
 	require.Positive(t, userTasks(), "this test's own threads count")
 }
+
+// BenchmarkUserTasks is the /proc scan each rootless bubblewrap run without
+// a cgroup pays to set RLIMIT_NPROC.
+func BenchmarkUserTasks(b *testing.B) {
+	for b.Loop() {
+		userTasks()
+	}
+}
+
+func TestTaskCountIsCachedForASecond(t *testing.T) {
+	scans := 0
+	c := &taskCount{scan: func() uint64 { scans++; return 7 }}
+	require.Equal(t, uint64(7), c.get())
+	require.Equal(t, uint64(7), c.get())
+	require.Equal(t, 1, scans, "a burst of runs scans /proc once")
+	c.at = c.at.Add(-2 * time.Second)
+	c.get()
+	require.Equal(t, 2, scans)
+}
