@@ -57,10 +57,22 @@ func cgroupEnforcement(backend, mode string) Enforcement {
 	})}
 }
 
+// scopeEnforcement is a rootless run's in a delegated cgroup scope.
+func scopeEnforcement(backend string) Enforcement {
+	e := cgroupEnforcement(backend, "rootless")
+	e.Limits[EnforceMemory] = "delegated cgroup v2 scope MemoryMax (total of the run, no swap)"
+	e.Limits[EnforcePids] = "delegated cgroup v2 scope TasksMax (total tasks of the run)"
+	e.Limits[EnforceCPU] = "delegated cgroup v2 scope CPUQuota"
+	return e
+}
+
 // Enforcement implements Enforcer.
 func (r *Runsc) Enforcement() Enforcement {
-	if !r.Rootless {
+	switch {
+	case !r.Rootless:
 		return cgroupEnforcement(r.Name(), "root")
+	case r.Scope != nil:
+		return scopeEnforcement(r.Name())
 	}
 	return Enforcement{Backend: r.Name(), Mode: "rootless", Limits: always(map[string]string{
 		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 1 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
@@ -78,11 +90,7 @@ func (b *Bwrap) Enforcement() Enforcement {
 	case !b.Rootless:
 		return cgroupEnforcement(b.Name(), "root")
 	case b.Scope != nil:
-		e := cgroupEnforcement(b.Name(), "rootless")
-		e.Limits[EnforceMemory] = "delegated cgroup v2 scope MemoryMax (total of the run, no swap)"
-		e.Limits[EnforcePids] = "delegated cgroup v2 scope TasksMax (total tasks of the run)"
-		e.Limits[EnforceCPU] = "delegated cgroup v2 scope CPUQuota"
-		return e
+		return scopeEnforcement(b.Name())
 	}
 	return Enforcement{Backend: b.Name(), Mode: "rootless", Limits: always(map[string]string{
 		EnforceMemory: "RLIMIT_DATA per process, set to memory_bytes (no total over the run's processes)",

@@ -147,3 +147,17 @@ func TestTaskCountIsCachedForASecond(t *testing.T) {
 	c.get()
 	require.Equal(t, 2, scans)
 }
+
+func TestRootlessRunscInAScope(t *testing.T) {
+	r := &Runsc{Path: "/usr/bin/runsc", Platform: "systrap", StateDir: t.TempDir(), Rootless: true,
+		root: &rootfs{dir: "/state/rootfs-x"}, Scope: &scope{path: "/usr/bin/systemd-run"}}
+	ln, err := r.command("tw-1-a", t.TempDir(), "/state/files", Request{Argv: []string{"/usr/bin/true"}, Limits: DefaultLimits}, nil)
+	require.NoError(t, err)
+	joined := strings.Join(ln.argv, " ")
+	require.True(t, strings.HasPrefix(joined, "/usr/bin/systemd-run --user --scope"), joined)
+	require.Contains(t, joined, "-- /usr/bin/runsc --root=")
+	require.Contains(t, joined, "--rootless")
+	require.Empty(t, r.Enforcement().Weaker, "a delegated scope gives totals again")
+	r.Scope = nil
+	require.ElementsMatch(t, []string{EnforceMemory, EnforcePids, EnforceCPU}, r.Enforcement().Weaker)
+}
