@@ -46,7 +46,7 @@ func always(l map[string]string) map[string]string {
 	return l
 }
 
-// cgroupEnforcement is root's: a cgroup per run.
+// cgroupEnforcement is root's: a cgroup per run, and rlimits.
 func cgroupEnforcement(backend, mode string) Enforcement {
 	return Enforcement{Backend: backend, Mode: mode, Limits: always(map[string]string{
 		EnforceMemory: "cgroup memory limit (total of the run, no swap)",
@@ -70,7 +70,9 @@ func scopeEnforcement(backend string) Enforcement {
 func (r *Runsc) Enforcement() Enforcement {
 	switch {
 	case !r.Rootless:
-		return cgroupEnforcement(r.Name(), "root")
+		e := cgroupEnforcement(r.Name(), "root")
+		e.Limits["nproc"] = "gVisor RLIMIT_NPROC (the run's own processes)"
+		return e
 	case r.Scope != nil:
 		return scopeEnforcement(r.Name())
 	}
@@ -88,7 +90,9 @@ func (r *Runsc) Enforcement() Enforcement {
 func (b *Bwrap) Enforcement() Enforcement {
 	switch {
 	case !b.Rootless:
-		return cgroupEnforcement(b.Name(), "root")
+		e := cgroupEnforcement(b.Name(), "root")
+		e.Limits["nproc"] = "none: bubblewrap started by root does not enforce RLIMIT_NPROC (the pids cgroup bounds tasks)"
+		return e
 	case b.Scope != nil:
 		return scopeEnforcement(b.Name())
 	}
