@@ -57,9 +57,11 @@ func cgroupEnforcement(backend, mode string) Enforcement {
 	})}
 }
 
-// scopeEnforcement is a rootless run's in a delegated cgroup scope.
-func scopeEnforcement(backend string) Enforcement {
+// scopeEnforcement is a rootless run's in a delegated cgroup scope; nproc
+// says how the backend enforces RLIMIT_NPROC there.
+func scopeEnforcement(backend, nproc string) Enforcement {
 	e := cgroupEnforcement(backend, "rootless")
+	e.Limits["nproc"] = nproc
 	e.Limits[EnforceMemory] = "delegated cgroup v2 scope MemoryMax (total of the run, no swap)"
 	e.Limits[EnforcePids] = "delegated cgroup v2 scope TasksMax (total tasks of the run)"
 	e.Limits[EnforceCPU] = "delegated cgroup v2 scope CPUQuota"
@@ -74,7 +76,7 @@ func (r *Runsc) Enforcement() Enforcement {
 		e.Limits["nproc"] = "gVisor RLIMIT_NPROC (the run's own processes)"
 		return e
 	case r.Scope != nil:
-		return scopeEnforcement(r.Name())
+		return scopeEnforcement(r.Name(), "gVisor RLIMIT_NPROC (the run's own processes)")
 	}
 	return Enforcement{Backend: r.Name(), Mode: "rootless", Limits: always(map[string]string{
 		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 1 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
@@ -94,7 +96,7 @@ func (b *Bwrap) Enforcement() Enforcement {
 		e.Limits["nproc"] = "none: bubblewrap started by root does not enforce RLIMIT_NPROC (the pids cgroup bounds tasks)"
 		return e
 	case b.Scope != nil:
-		return scopeEnforcement(b.Name())
+		return scopeEnforcement(b.Name(), "none: the scope's TasksMax bounds tasks")
 	}
 	return Enforcement{Backend: b.Name(), Mode: "rootless", Limits: always(map[string]string{
 		EnforceMemory: "RLIMIT_DATA per process, set to memory_bytes (no total over the run's processes)",
