@@ -52,13 +52,16 @@ func TestRunScriptAsOrdinaryAccount(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("from the project\n"), 0o600))
 	require.NoError(t, os.Chown(ws, uid, gid))
 	require.NoError(t, os.Chown(filepath.Join(ws, "in.txt"), uid, gid))
+	audit := filepath.Join(base, "audit")
+	require.NoError(t, os.Mkdir(audit, 0o700))
+	require.NoError(t, os.Chown(audit, uid, gid))
 
 	// The account's HOME, where scripts/sandbox/nonroot put runsc and the
 	// prepared GOCACHE, as a user's own would have them.
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
 	env := []string{"HOME=" + home, "USER=" + acct.Username, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
-		"TOOLWARDEN_EXEC_WORKSPACE_WRITABLE=true", "TOOLWARDEN_AUDIT_PATH=" + filepath.Join(base, "audit.jsonl")}
+		"TOOLWARDEN_EXEC_WORKSPACE_WRITABLE=true", "TOOLWARDEN_AUDIT_PATH=" + filepath.Join(audit, "audit.jsonl")}
 	asAccount := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, command, args...)
 		cmd.Env, cmd.Dir = env, ws
