@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,22 +16,31 @@ var benchScripts = map[string]map[string]any{
 }
 
 // BenchmarkRunScript measures run_script end to end through MCP (protocol,
-// guard, audit, sandbox) for the smallest scripts; compare with the
-// sandbox package's BenchmarkBareRunsc.
+// guard, audit, sandbox) for the smallest scripts, on each backend in the
+// mode the benchmark runs in (root, or rootless as an ordinary user);
+// compare with the sandbox package's BenchmarkBareRunsc and
+// BenchmarkBareBwrap in the same mode.
 func BenchmarkRunScript(b *testing.B) {
-	for name, args := range benchScripts {
-		b.Run(name, func(b *testing.B) {
-			_, c := execServer(b)
-			req := mcp.CallToolRequest{}
-			req.Params.Name = "run_script"
-			req.Params.Arguments = args
-			for b.Loop() {
-				res, err := c.CallTool(context.Background(), req)
-				if err != nil || res.IsError {
-					b.Fatalf("call failed: %v %+v", err, res)
+	for _, backend := range []string{"runsc", "bwrap"} {
+		for name, args := range benchScripts {
+			b.Run(backend+"/"+name, func(b *testing.B) {
+				_, c := execServerOn(b, backend)
+				req := mcp.CallToolRequest{}
+				req.Params.Name = "run_script"
+				req.Params.Arguments = args
+				var took []time.Duration
+				for b.Loop() {
+					start := time.Now()
+					res, err := c.CallTool(context.Background(), req)
+					if err != nil || res.IsError {
+						b.Fatalf("call failed: %v %+v", err, res)
+					}
+					took = append(took, time.Since(start))
 				}
-			}
-		})
+				slices.Sort(took)
+				b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			})
+		}
 	}
 }
 

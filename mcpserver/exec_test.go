@@ -39,8 +39,15 @@ func withExec(t testing.TB, f *fixture) {
 func execServer(t testing.TB) (*fixture, *client.Client) {
 	t.Helper()
 	testenv.Root(t)
+	return execServerOn(t, "auto")
+}
+
+// execServerOn is execServer on one backend, as root or rootless.
+func execServerOn(t testing.TB, backend string) (*fixture, *client.Client) {
+	t.Helper()
 	f := newFixture(t)
 	withExec(t, f)
+	f.cfg.Exec.Backend = backend
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "exec" {

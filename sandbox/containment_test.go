@@ -70,6 +70,15 @@ func TestContainment(t *testing.T) {
 				require.Equal(t, 0, res.ExitCode, string(res.Stderr))
 				require.Equal(t, fmt.Sprintf("workspace data\n%d\n", sandbox.InsideUID(r)), string(res.Stdout))
 			})
+			t.Run("no capabilities, whatever the uid", func(t *testing.T) {
+				res := run(t, r, sandbox.Request{Argv: bash("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status")})
+				require.Equal(t, 0, res.ExitCode, string(res.Stderr))
+				lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+				require.Len(t, lines, 5, string(res.Stdout))
+				for _, line := range lines {
+					require.Regexp(t, `:\s+0+$`, line, "rootless gVisor runs as its uid 0, which must hold no capability")
+				}
+			})
 			t.Run("network connect to a host listener fails", func(t *testing.T) {
 				ln, err := net.Listen("tcp", "127.0.0.1:0")
 				require.NoError(t, err)
@@ -205,6 +214,21 @@ func TestCancelLeavesNothing(t *testing.T) {
 			case <-time.After(15 * time.Second):
 				t.Fatal("Run did not return after cancel")
 			}
+			require.Empty(t, sleepers(), "no sleep 1000 process is left")
+			require.Empty(t, leftovers(t), "no cgroup, run directory or container is left")
+		})
+	}
+}
+
+// TestTimeoutLeavesNothing: a run stopped at its timeout is killed and
+// removed like a cancelled one.
+func TestTimeoutLeavesNothing(t *testing.T) {
+	for _, r := range runners(t) {
+		t.Run(r.Name(), func(t *testing.T) {
+			res := run(t, r, sandbox.Request{Argv: bash("echo before; exec /usr/bin/sleep 1000"), Env: []string{"PATH=/usr/bin"},
+				Limits: sandbox.Limits{Timeout: 3 * time.Second}})
+			require.Equal(t, sandbox.LimitTimeout, res.Limit)
+			require.Equal(t, "before\n", string(res.Stdout))
 			require.Empty(t, sleepers(), "no sleep 1000 process is left")
 			require.Empty(t, leftovers(t), "no cgroup, run directory or container is left")
 		})

@@ -78,7 +78,14 @@ func candidates(ctx context.Context, opt DetectOptions) []func() (Runner, error)
 				if err != nil {
 					return nil, fmt.Errorf("runsc: %w", err)
 				}
-				return NewRunsc(path, platform, filepath.Join(opt.StateDir, "runsc-"+platform), flags)
+				r, err := NewRunsc(path, platform, filepath.Join(opt.StateDir, "runsc-"+platform), flags)
+				if err != nil {
+					return nil, err
+				}
+				if r.Rootless {
+					r.Scope, _ = findScope(ctx)
+				}
+				return r, nil
 			})
 		}
 	}

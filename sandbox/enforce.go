@@ -46,7 +46,7 @@ func always(l map[string]string) map[string]string {
 	return l
 }
 
-// cgroupEnforcement is root's: a cgroup per run.
+// cgroupEnforcement is root's: a cgroup per run, and rlimits.
 func cgroupEnforcement(backend, mode string) Enforcement {
 	return Enforcement{Backend: backend, Mode: mode, Limits: always(map[string]string{
 		EnforceMemory: "cgroup memory limit (total of the run, no swap)",
@@ -57,17 +57,33 @@ func cgroupEnforcement(backend, mode string) Enforcement {
 	})}
 }
 
+// scopeEnforcement is a rootless run's in a delegated cgroup scope; nproc
+// says how the backend enforces RLIMIT_NPROC there.
+func scopeEnforcement(backend, nproc string) Enforcement {
+	e := cgroupEnforcement(backend, "rootless")
+	e.Limits["nproc"] = nproc
+	e.Limits[EnforceMemory] = "delegated cgroup v2 scope MemoryMax (total of the run, no swap)"
+	e.Limits[EnforcePids] = "delegated cgroup v2 scope TasksMax (total tasks of the run)"
+	e.Limits[EnforceCPU] = "delegated cgroup v2 scope CPUQuota"
+	return e
+}
+
 // Enforcement implements Enforcer.
 func (r *Runsc) Enforcement() Enforcement {
-	if !r.Rootless {
-		return cgroupEnforcement(r.Name(), "root")
+	switch {
+	case !r.Rootless:
+		e := cgroupEnforcement(r.Name(), "root")
+		e.Limits["nproc"] = "gVisor RLIMIT_NPROC (the run's own processes)"
+		return e
+	case r.Scope != nil:
+		return scopeEnforcement(r.Name(), "gVisor RLIMIT_NPROC (the run's own processes)")
 	}
 	return Enforcement{Backend: r.Name(), Mode: "rootless", Limits: always(map[string]string{
-		EnforceMemory: "gVisor RLIMIT_AS per process, set to memory_bytes (no total over the run's processes)",
+		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 1 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
 		EnforcePids:   "none (gVisor RLIMIT_NPROC bounds the run's processes to nproc)",
 		EnforceCPU:    "gVisor RLIMIT_CPU per process (timeout × cpus seconds), no quota",
 		"nofile":      "gVisor RLIMIT_NOFILE", "file_size_bytes": "gVisor RLIMIT_FSIZE",
-		"address_space_bytes": "gVisor RLIMIT_AS (the smaller of it and memory_bytes)",
+		"address_space_bytes": "gVisor RLIMIT_AS (see memory)",
 		"nproc":               "gVisor RLIMIT_NPROC (the run's own processes)",
 	}), Weaker: []string{EnforceMemory, EnforcePids, EnforceCPU}}
 }
@@ -76,13 +92,11 @@ func (r *Runsc) Enforcement() Enforcement {
 func (b *Bwrap) Enforcement() Enforcement {
 	switch {
 	case !b.Rootless:
-		return cgroupEnforcement(b.Name(), "root")
-	case b.Scope != nil:
-		e := cgroupEnforcement(b.Name(), "rootless")
-		e.Limits[EnforceMemory] = "delegated cgroup v2 scope MemoryMax (total of the run, no swap)"
-		e.Limits[EnforcePids] = "delegated cgroup v2 scope TasksMax (total tasks of the run)"
-		e.Limits[EnforceCPU] = "delegated cgroup v2 scope CPUQuota"
+		e := cgroupEnforcement(b.Name(), "root")
+		e.Limits["nproc"] = "none: bubblewrap started by root does not enforce RLIMIT_NPROC (the pids cgroup bounds tasks)"
 		return e
+	case b.Scope != nil:
+		return scopeEnforcement(b.Name(), "none: the scope's TasksMax bounds tasks")
 	}
 	return Enforcement{Backend: b.Name(), Mode: "rootless", Limits: always(map[string]string{
 		EnforceMemory: "RLIMIT_DATA per process, set to memory_bytes (no total over the run's processes)",

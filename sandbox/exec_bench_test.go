@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -43,13 +45,11 @@ func BenchmarkBareRunsc(b *testing.B) {
 			files := b.TempDir()
 			req := Request{Argv: argv, Limits: DefaultLimits}
 			require.NoError(b, writeBundle(bundle, ociSpec(req, r.root, files, "", r.Rootless)))
-			i := 0
-			for b.Loop() {
-				i++
+			loopP50(b, func() {
 				id := newRunID()
 				out, err := exec.Command(r.Path, append(r.globalArgs(), "run", "--bundle", bundle, id)...).CombinedOutput()
 				require.NoError(b, err, string(out))
-			}
+			})
 		})
 	}
 }
@@ -64,7 +64,7 @@ func BenchmarkBareBwrap(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			files := b.TempDir()
 			req := Request{Argv: argv, Limits: DefaultLimits}
-			for b.Loop() {
+			loopP50(b, func() {
 				// Rootless, the launch carries the seccomp filter's pipe.
 				ln, err := r.command("", "", files, req, nil)
 				require.NoError(b, err)
@@ -73,7 +73,7 @@ func BenchmarkBareBwrap(b *testing.B) {
 				out, err := cmd.CombinedOutput()
 				closeAll(ln.files)
 				require.NoError(b, err, string(out))
-			}
+			})
 		})
 	}
 }
@@ -95,11 +95,25 @@ func BenchmarkPlainExec(b *testing.B) {
 func benchRunner(b *testing.B, r Runner) {
 	for name, argv := range benchArgv {
 		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
+			loopP50(b, func() {
 				res, err := r.Run(context.Background(), Request{Argv: argv, Env: []string{"PATH=/usr/bin"}})
 				require.NoError(b, err)
 				require.Equal(b, 0, res.ExitCode, string(res.Stderr))
-			}
+			})
 		})
 	}
+}
+
+// loopP50 runs f as the benchmark's loop and reports the median time of
+// one call besides the mean: one slow outlier on a shared machine moves
+// the mean of a short run, not the median.
+func loopP50(b *testing.B, f func()) {
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		f()
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 }

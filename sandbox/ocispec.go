@@ -28,7 +28,7 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless b
 	var res *specs.LinuxResources
 	if rootless {
 		uid = 0
-		l.AddressSpace = min(l.AddressSpace, l.MemoryBytes)
+		l.AddressSpace = rootlessAddressSpace(l)
 	} else {
 		res = resources(l)
 	}
@@ -76,6 +76,17 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless b
 			Resources:   res,
 		},
 	}
+}
+
+// minGoAddressSpace is the address space a Go program needs to start (it
+// reserves its page summaries up front: about 700 MB on amd64).
+const minGoAddressSpace = 1 << 30
+
+// rootlessAddressSpace is RLIMIT_AS of a rootless gVisor run, the only
+// per-process memory bound gVisor's kernel enforces: memory_bytes, but at
+// least what go scripts need to start, and at most address_space_bytes.
+func rootlessAddressSpace(l Limits) int64 {
+	return min(l.AddressSpace, max(l.MemoryBytes, minGoAddressSpace))
 }
 
 // rlimits are the per-process limits of every sandboxed program.

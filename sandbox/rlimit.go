@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // rootlessRlimits are prlimit's options for a rootless bubblewrap run.
@@ -20,7 +22,7 @@ func rootlessRlimits(l Limits, noCgroup bool) []string {
 		"--as=" + strconv.FormatInt(l.AddressSpace, 10), "--core=0"}
 	if noCgroup {
 		out = append(out, "--data="+strconv.FormatInt(l.MemoryBytes, 10),
-			"--nproc="+strconv.FormatUint(userTasks()+l.NProc, 10),
+			"--nproc="+strconv.FormatUint(tasksNow.get()+l.NProc, 10),
 			"--cpu="+strconv.FormatInt(cpuSeconds(l), 10))
 	}
 	return out
@@ -30,6 +32,26 @@ func rootlessRlimits(l Limits, noCgroup bool) []string {
 // quota allows over the whole timeout.
 func cpuSeconds(l Limits) int64 {
 	return int64(math.Ceil(l.Timeout.Seconds()*l.CPUs)) + 1
+}
+
+// taskCount caches userTasks for a second: scanning /proc costs a few
+// milliseconds, and the count is an allowance, not an exact figure.
+type taskCount struct {
+	mu   sync.Mutex
+	at   time.Time
+	n    uint64
+	scan func() uint64
+}
+
+var tasksNow = &taskCount{scan: userTasks}
+
+func (c *taskCount) get() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) > time.Second {
+		c.n, c.at = c.scan(), time.Now()
+	}
+	return c.n
 }
 
 // userTasks counts the threads the invoking user runs now. The kernel

@@ -26,7 +26,10 @@ type Runsc struct {
 	StateDir string
 	// Rootless is set when the server is not root.
 	Rootless bool
-	root     *rootfs
+	// Scope puts a rootless run, gVisor's sentry and gofer included, in a
+	// delegated cgroup with its limits; nil without delegation.
+	Scope *scope
+	root  *rootfs
 }
 
 // NewRunsc prepares the state directory of a runsc backend.
@@ -82,7 +85,12 @@ func (r *Runsc) command(id, runDir, filesDir string, req Request, cg *runCgroup)
 	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupsPath, r.Rootless)); err != nil {
 		return launch{}, err
 	}
-	return launch{argv: append(append([]string{r.Path}, r.globalArgs()...), "run", "--bundle", bundle, id)}, nil
+	var argv []string
+	if r.Scope != nil {
+		argv = r.Scope.argv(req.Limits)
+	}
+	argv = append(append(append(argv, r.Path), r.globalArgs()...), "run", "--bundle", bundle, id)
+	return launch{argv: argv}, nil
 }
 
 func (r *Runsc) stop(id string, _ *runCgroup) { r.kill(id) }

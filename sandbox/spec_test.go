@@ -87,13 +87,14 @@ func TestRootlessOCISpec(t *testing.T) {
 	s := ociSpec(req, root, "/state/files", "", true)
 	require.Equal(t, uint32(0), s.Process.User.UID, "gVisor's root, mapped to the invoking user")
 	require.Empty(t, s.Process.Capabilities.Effective, "and without any capability")
+	require.Empty(t, s.Process.Capabilities.Bounding, "not even after an execve as uid 0")
 	require.True(t, s.Process.NoNewPrivileges)
 	require.Nil(t, s.Linux.Resources, "no cgroup rootless")
 	got := map[string]uint64{}
 	for _, r := range s.Process.Rlimits {
 		got[r.Type] = r.Hard
 	}
-	require.Equal(t, uint64(DefaultLimits.MemoryBytes), got["RLIMIT_AS"], "memory is bounded per process")
+	require.Equal(t, uint64(1<<30), got["RLIMIT_AS"], "memory is bounded per process, with room for Go to start")
 	require.Equal(t, DefaultLimits.NProc, got["RLIMIT_NPROC"])
 	require.Equal(t, uint64(61), got["RLIMIT_CPU"], "timeout × cpus, plus a second")
 }
@@ -126,4 +127,37 @@ func TestThreadsOf(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
 	require.Equal(t, uint64(7), threadsOf(dir))
 	require.Positive(t, userTasks(), "this test's own threads count")
+}
+
+// BenchmarkUserTasks is the /proc scan each rootless bubblewrap run without
+// a cgroup pays to set RLIMIT_NPROC.
+func BenchmarkUserTasks(b *testing.B) {
+	for b.Loop() {
+		userTasks()
+	}
+}
+
+func TestTaskCountIsCachedForASecond(t *testing.T) {
+	scans := 0
+	c := &taskCount{scan: func() uint64 { scans++; return 7 }}
+	require.Equal(t, uint64(7), c.get())
+	require.Equal(t, uint64(7), c.get())
+	require.Equal(t, 1, scans, "a burst of runs scans /proc once")
+	c.at = c.at.Add(-2 * time.Second)
+	c.get()
+	require.Equal(t, 2, scans)
+}
+
+func TestRootlessRunscInAScope(t *testing.T) {
+	r := &Runsc{Path: "/usr/bin/runsc", Platform: "systrap", StateDir: t.TempDir(), Rootless: true,
+		root: &rootfs{dir: "/state/rootfs-x"}, Scope: &scope{path: "/usr/bin/systemd-run"}}
+	ln, err := r.command("tw-1-a", t.TempDir(), "/state/files", Request{Argv: []string{"/usr/bin/true"}, Limits: DefaultLimits}, nil)
+	require.NoError(t, err)
+	joined := strings.Join(ln.argv, " ")
+	require.True(t, strings.HasPrefix(joined, "/usr/bin/systemd-run --user --scope"), joined)
+	require.Contains(t, joined, "-- /usr/bin/runsc --root=")
+	require.Contains(t, joined, "--rootless")
+	require.Empty(t, r.Enforcement().Weaker, "a delegated scope gives totals again")
+	r.Scope = nil
+	require.ElementsMatch(t, []string{EnforceMemory, EnforcePids, EnforceCPU}, r.Enforcement().Weaker)
 }

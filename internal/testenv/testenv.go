@@ -50,7 +50,7 @@ func Need(t testing.TB, names ...string) []string {
 func Root(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		Missing(t, "needs root (sandboxes enforce cgroup limits only as root); run as root or under scripts/test")
+		Missing(t, "needs root (cgroup limits, uid 65534 and other root-mode behaviour); run as root or under scripts/test")
 	}
 }
 
