@@ -30,7 +30,7 @@ type tsSummary struct {
 		Asked int
 		Code  string
 	} `json:"elicitation"`
-	Errors      []struct {
+	Errors []struct {
 		Tool, Code, Rule string
 		Hint             bool
 	} `json:"errors"`
