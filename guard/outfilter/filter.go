@@ -153,11 +153,6 @@ func (r Report) Redacted() int {
 	return n
 }
 
-// changes counts every change made to the text.
-func (r Report) changes() int {
-	return r.Redacted() + r.Stripped + r.Controls + r.Defanged + r.Collapsed
-}
-
 func (r *Report) redacted(rule string) {
 	if r.Redactions == nil {
 		r.Redactions = map[string]int{}
