@@ -51,6 +51,8 @@ type Guard struct {
 
 	mu       sync.Mutex
 	sessions map[string]*usage
+	// swept is when idle usages were last forgotten (sweep).
+	swept time.Time
 }
 
 // New builds a guard over tools.
@@ -118,6 +120,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	digest := ArgsDigest(call.Args)
 	g.mu.Lock()
 	call.layers = layersOf(g.cfg.Identities, call)
+	g.sweep(g.cfg.Now())
 	u, now, window := g.session(call.key()), g.cfg.Now(), g.cfg.Limits.window()
 	u.roll(now, window)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
@@ -246,6 +249,20 @@ func (g *Guard) session(id string) *usage {
 		g.sessions[id] = u
 	}
 	return u
+}
+
+// sweep forgets, at most once a window, the usages that are idle (see
+// usage.idle); g.mu must be held.
+func (g *Guard) sweep(now time.Time) {
+	if now.Sub(g.swept) < g.cfg.Limits.window() {
+		return
+	}
+	g.swept = now
+	for id, u := range g.sessions {
+		if u.idle(g.cfg.Limits, now) {
+			delete(g.sessions, id)
+		}
+	}
 }
 
 // Explain decides call exactly as Admit would, over the identity's usage

@@ -231,3 +231,24 @@ func TestDefaultWindowAndRateRetryAfter(t *testing.T) {
 	require.Nil(t, admit(g, "alice", "read_file"))
 	require.Equal(t, 10, admit(g, "alice", "read_file").RetryAfter)
 }
+
+// TestIdleUsagesAreForgotten: a team server sees many identities; the
+// counters of one whose window ended and whose rate bucket is full again
+// are dropped (a fresh one would decide the same), so memory follows the
+// identities active within a window.
+func TestIdleUsagesAreForgotten(t *testing.T) {
+	c := &clock{t: time.Unix(1_000_000, 0)}
+	g, _ := limitedGuard(t, Limits{MaxCalls: 5, MaxOutputBytes: 1 << 20, Window: time.Minute, RatePerMinute: 1, Burst: 1}, c)
+	require.Nil(t, admit(g, "alice", "read_file"))
+	c.advance(30 * time.Second)
+	require.Nil(t, admit(g, "bob", "read_file"))
+	c.advance(35 * time.Second)
+	require.Nil(t, admit(g, "carol", "read_file"))
+	g.mu.Lock()
+	_, alice := g.sessions["alice"]
+	_, bob := g.sessions["bob"]
+	g.mu.Unlock()
+	require.False(t, alice, "alice's window ended and her bucket refilled")
+	require.True(t, bob, "bob's window is still running")
+	require.Equal(t, toolerr.RateLimited, admit(g, "carol", "read_file").Code, "carol's own usage is kept")
+}

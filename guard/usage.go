@@ -107,3 +107,23 @@ func (u *usage) chargeOutput(applied []ToolLimits, n int64) {
 		u.tools[t.Glob].BytesOut += n
 	}
 }
+
+// idle reports whether u is no different from a fresh usage at now: its
+// window has ended and every rate bucket is full again. Forgetting it
+// then changes no decision, and keeps the guard's memory bounded by the
+// identities active within a window, not by every identity ever seen.
+func (u *usage) idle(l Limits, now time.Time) bool {
+	if !u.expired(now, l.window()) || !full(u.rate, now) {
+		return false
+	}
+	for _, tu := range u.tools {
+		if !full(tu.rate, now) {
+			return false
+		}
+	}
+	return true
+}
+
+func full(b *rate.Limiter, now time.Time) bool {
+	return b == nil || b.TokensAt(now) >= float64(b.Burst())
+}
