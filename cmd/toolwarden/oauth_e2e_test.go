@@ -81,6 +81,31 @@ func TestPythonOAuthDiscovery(t *testing.T) {
 	cmd.Env = append(env, "OAUTH_CHECK_SECRET="+idp.Secret)
 	out, err := cmd.Output()
 	require.NoError(t, err, "%s", errOutput(err))
+	requireDiscovered(t, out, env, "oauth:"+client+"@"+idp.Issuer)
+}
+
+// TestTypeScriptOAuthDiscovery is TestPythonOAuthDiscovery with the
+// official TypeScript SDK's ClientCredentialsProvider.
+func TestTypeScriptOAuthDiscovery(t *testing.T) {
+	prefix := testenv.Need(t, "TOOLWARDEN_TEST_TS_SDK")[0]
+	idp := testenv.NeedOIDC(t)
+	script, err := filepath.Abs("../../scripts/clients/oauth-ts/check.cjs")
+	require.NoError(t, err)
+	ws, env := workspace(t)
+	base := startOAuthServer(t, ws, env, idp, "", "")
+	client := idp.Client(t, base+"/mcp")
+	cmd := exec.Command("node", script, prefix, base+"/mcp", idp.Issuer, client, "mcp:tools")
+	cmd.Env = append(env, "CLIENT_SECRET="+idp.Secret)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", errOutput(err))
+	requireDiscovered(t, out, env, "oauth:"+client+"@"+idp.Issuer)
+}
+
+// requireDiscovered checks a discovery script's summary: it started from
+// the server's 401, read both metadata documents, got a token, called
+// read_file, and the audit names the caller.
+func requireDiscovered(t *testing.T, out []byte, env []string, identity string) {
+	t.Helper()
 	var got struct {
 		Tools    []string `json:"tools"`
 		ReadFile string   `json:"read_file"`
@@ -92,7 +117,7 @@ func TestPythonOAuthDiscovery(t *testing.T) {
 	require.Subset(t, got.Requests, []string{"POST /mcp 401", "GET /.well-known/oauth-protected-resource/mcp 200",
 		"GET /.well-known/openid-configuration 200", "POST /oauth2/token 200", "POST /mcp 200"})
 	require.Equal(t, "POST /mcp 401", got.Requests[0], "discovery starts from the server's challenge")
-	require.Contains(t, auditLines(t, env), `"identity":"oauth:`+client+`@`+idp.Issuer+`"`, "the audit names subject and issuer")
+	require.Contains(t, auditLines(t, env), `"identity":"`+identity+`"`, "the audit names subject and issuer")
 }
 
 func errOutput(err error) string {
