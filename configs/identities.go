@@ -16,6 +16,9 @@ type IdentityRule struct {
 	// match besides policy.allow; Deny refuses more tools.
 	Allow []string `mapstructure:"allow" yaml:"allow"`
 	Deny  []string `mapstructure:"deny" yaml:"deny"`
+	// Grant, when set, bounds the capabilities these callers may use: a
+	// need must be covered here and by capabilities.grant.
+	Grant []string `mapstructure:"grant" yaml:"grant"`
 	// Revoke denies capabilities whatever capabilities.grant says.
 	Revoke []string `mapstructure:"revoke" yaml:"revoke"`
 	// Approval makes tools' approval modes stricter (allow < elicit < deny).
@@ -73,6 +76,9 @@ func validateIdentityRules(rules []IdentityRule, add func(string, string, ...any
 		}
 		if _, err := capability.ParseList(r.Revoke); err != nil {
 			add(key+".revoke", "%v", err)
+		}
+		if _, err := capability.ParseList(r.Grant); err != nil {
+			add(key+".grant", "%v", err)
 		}
 		for glob, mode := range r.Approval {
 			if !slices.Contains([]string{"allow", "elicit", "deny"}, mode) {

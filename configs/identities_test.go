@@ -20,6 +20,7 @@ func TestOAuthAndIdentityRulesRefuseHostileConfigs(t *testing.T) {
 		{"duplicate rule", "identities: [{name: r, match: {subjects: [a]}}, {name: r, match: {subjects: [b]}}]", "identities[1].name", "unique"},
 		{"bad approval mode", "identities: [{name: r, match: {subjects: [a]}, approval: {'*': maybe}}]", "identities[0].approval", "not one of"},
 		{"bad capability", "identities: [{name: r, match: {subjects: [a]}, revoke: [fs]}]", "identities[0].revoke", ""},
+		{"bad grant", "identities: [{name: r, match: {subjects: [a]}, grant: ['fs:read']}]", "identities[0].grant", ""},
 		{"negative limit", "identities: [{name: r, match: {subjects: [a]}, limits: {budget: -1}}]", "identities[0].limits", "negative"},
 		{"zero window", "limits: {window: 0s}", "limits.window", "between 0 and"},
 	}

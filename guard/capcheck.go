@@ -29,6 +29,10 @@ func checkCapabilities(in *input) Decision {
 		if firstCovering(p.Grants, p.grantPrefix, n, capability.Covers) < 0 {
 			return capDeny("capabilities.missing", n, missingHint, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
 		}
+		if l := layerMissing(in.layers, n); l != nil {
+			rule := "identities[" + l.Name + "].grant"
+			return capDeny(rule, n, layerGrantHint, "tool %q needs %s, which identities rule %q does not grant this identity (rule %s)", in.call.Tool, n, l.Name, rule)
+		}
 	}
 	if len(needs) == 0 {
 		return pass("capabilities.none_needed")

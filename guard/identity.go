@@ -28,10 +28,13 @@ type IdentityMatch struct {
 // pass both allow lists, a revoked capability is denied whatever is
 // granted, an approval mode can only be made stricter and a limit lower.
 type IdentityLayer struct {
-	Name     string
-	Match    IdentityMatch
-	Allow    []string // empty: no extra allowlist
-	Deny     []string
+	Name  string
+	Match IdentityMatch
+	Allow []string // empty: no extra allowlist
+	Deny  []string
+	// Grant, when set, is what these callers may use at most: a need must
+	// be covered here as well as by the base's grants.
+	Grant    []capability.Capability
 	Revoke   []capability.Capability
 	Approval map[string]ApprovalMode
 	// Limits are lower bounds for the counted limits (zero: the base's).
@@ -92,6 +95,21 @@ func checkIdentity(in *input) Decision {
 	d := pass("identities.allowed")
 	d.note = fmt.Sprintf("rules %v apply", names)
 	return d
+}
+
+// layerGrantHint is the hint of a need an identity rule's grant list
+// does not cover.
+const layerGrantHint = "Stay within the paths and resources this identity was granted; the operator grants them in the identities rule's grant."
+
+// layerMissing returns the first layer with a grant list that does not
+// cover need.
+func layerMissing(layers []*IdentityLayer, need capability.Capability) *IdentityLayer {
+	for _, l := range layers {
+		if len(l.Grant) > 0 && firstCovering(l.Grant, nil, need, capability.Covers) < 0 {
+			return l
+		}
+	}
+	return nil
 }
 
 func identityDeny(rule, tool, layer string) Decision {

@@ -26,6 +26,7 @@ func TestIdentityLayersOnlyNarrow(t *testing.T) {
 			Revoke: caps(t, "fs:read:secret/**"), Approval: map[string]ApprovalMode{"read_*": ApprovalElicit},
 			Limits: LayerLimits{MaxCalls: 2}},
 		{Name: "ci", Match: IdentityMatch{Identities: []string{"ci"}}, Allow: []string{"graph_*"}},
+		{Name: "src-only", Match: IdentityMatch{ClientIDs: []string{"src-bot"}}, Grant: caps(t, "fs:read:src/**")},
 		{Name: "nobody", Allow: []string{"none"}}, // matches no one: sets no field
 		{Name: "strict", Match: IdentityMatch{Groups: []string{"contractors"}, ClientIDs: []string{"ide"}},
 			Approval: map[string]ApprovalMode{"*": ApprovalDeny}},
@@ -55,6 +56,9 @@ func TestIdentityLayersOnlyNarrow(t *testing.T) {
 		{"the base limit still holds for others", "oauth:alice@i", alice, 2, "read_file", `{"path":"a"}`, Allow, "allowed"},
 		{"a rule cannot widen the base allowlist", "ci", Claims{}, 0, "graph_write", `{}`, Deny, `default:not_allowlisted`},
 		{"static identity rule narrows", "ci", Claims{}, 0, "read_file", `{"path":"a"}`, Deny, "identities[ci].allow:not_allowlisted"},
+		{"a rule's grant narrows the base's", "oauth:bot@i", Claims{Subject: "bot", ClientID: "src-bot"}, 0, "read_file", `{"path":"README.md"}`, Deny, "identities[src-only].grant"},
+		{"within the rule's grant", "oauth:bot@i", Claims{Subject: "bot", ClientID: "src-bot"}, 0, "read_file", `{"path":"src/a.go"}`, Allow, "allowed"},
+		{"a rule's grant covers only what it lists", "oauth:bot@i", Claims{Subject: "bot", ClientID: "src-bot"}, 0, "write_file", `{"path":"src/a.go"}`, Deny, "identities[src-only].grant"},
 		{"every field must match", "oauth:erin@i", contractorCLI, 0, "read_file", `{"path":"a"}`, Allow, "allowed"},
 		{"approval deny in a rule", "oauth:dan@i", contractorIDE, 0, "read_file", `{"path":"a"}`, Deny, `identities[strict].approval:"*"=deny`},
 		{"a layer cannot lift the base's elicit", "oauth:alice@i", alice, 0, "edit_ask", `{"path":"a"}`, NeedsApproval, "approval.elicit"},
@@ -72,6 +76,18 @@ func TestIdentityLayersOnlyNarrow(t *testing.T) {
 			require.Equal(t, tt.rule, d.Rule)
 		})
 	}
+}
+
+// TestARuleGrantCannotWiden: a rule granting more than the base does not
+// let a need through that the base does not grant.
+func TestARuleGrantCannotWiden(t *testing.T) {
+	v := newTestValidator(t, "read_file")
+	base := policyOf(t, []string{"*"}, nil, []string{"fs:read:src/**"}, nil)
+	call := Call{Tool: "read_file", Identity: "ci", Args: decodeJSON(t, `{"path":"README.md"}`)}
+	call.layers = layersOf([]IdentityLayer{{Name: "wide", Match: IdentityMatch{Identities: []string{"ci"}}, Grant: caps(t, "fs:read:**")}}, call)
+	tool := *depthTools["read_file"]
+	d := Decide(call, &tool, base, Limits{MaxCalls: 10, MaxOutputBytes: 100}, State{}, v)
+	require.Equal(t, "capabilities.missing", d.Rule)
 }
 
 func TestAdvertisedToFollowsTheRules(t *testing.T) {

@@ -26,6 +26,10 @@ func IdentityLayers(rules []configs.IdentityRule) ([]guard.IdentityLayer, error)
 		if err != nil {
 			return nil, fmt.Errorf("%s: revoke: %w", key, err)
 		}
+		grant, err := capability.ParseList(r.Grant)
+		if err != nil {
+			return nil, fmt.Errorf("%s: grant: %w", key, err)
+		}
 		modes := map[string]guard.ApprovalMode{}
 		for g, m := range r.Approval {
 			if modes[g], err = guard.ParseApprovalMode(m); err != nil || !doublestar.ValidatePattern(g) {
@@ -34,7 +38,7 @@ func IdentityLayers(rules []configs.IdentityRule) ([]guard.IdentityLayer, error)
 		}
 		m, l := r.Match, r.Limits
 		out = append(out, guard.IdentityLayer{
-			Name: r.Name, Allow: r.Allow, Deny: r.Deny, Revoke: revoke, Approval: modes,
+			Name: r.Name, Allow: r.Allow, Deny: r.Deny, Grant: grant, Revoke: revoke, Approval: modes,
 			Match: guard.IdentityMatch{Identities: m.Identities, Subjects: m.Subjects, ClientIDs: m.ClientIDs, Groups: m.Groups, Scopes: m.Scopes},
 			Limits: guard.LayerLimits{MaxCalls: l.MaxCallsPerSession, MaxOutputBytes: l.MaxOutputBytesPerSession,
 				MaxBytesIn: l.MaxBytesInPerSession, Budget: l.Budget},

@@ -191,7 +191,8 @@ func TestPolicyExplainAs(t *testing.T) {
 	cfg := writeConfig(t, ws, "http:\n  identities: [{name: ci, token_env: TW_CI}]\nidentities:\n"+
 		"  - {name: readers, match: {scopes: [mcp:read]}, allow: [\"read_*\"]}\n"+
 		"  - {name: bob, match: {subjects: [bob]}, deny: [\"list_*\"]}\n"+
-		"  - {name: ci-only-tree, match: {identities: [ci]}, allow: [directory_tree]}\n")
+		"  - {name: ci-only-tree, match: {identities: [ci]}, allow: [directory_tree]}\n"+
+		"  - {name: src, match: {client_ids: [src-bot]}, grant: [\"fs:read:src/**\"]}\n")
 	explain := func(as, tool string) (string, int) {
 		cmd := exec.Command(binary, "policy", "explain", "--config", cfg, tool, `{"path":"hello.txt"}`, "--as", as)
 		cmd.Env = env
@@ -213,6 +214,9 @@ func TestPolicyExplainAs(t *testing.T) {
 	out, code = explain("ci", "read_file")
 	require.Equal(t, 2, code, out)
 	require.Contains(t, out, "identities[ci-only-tree].allow:not_allowlisted")
+	out, code = explain("sub=bot,client_id=src-bot", "read_file")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "identities[src].grant")
 	_, code = explain("sub=carol,colour=blue", "read_file")
 	require.Equal(t, 1, code, "an unknown key is an error")
 }
