@@ -128,11 +128,13 @@ func TestApprovalPageInBrowser(t *testing.T) {
 	require.True(t, strings.HasPrefix(card.preview, "Create file notes/page.txt (20 bytes, creating notes if missing)"), card.preview)
 	require.Contains(t, card.preview, "+hello from the page")
 	require.NotEmpty(t, card.session)
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	// Quality 100 is a PNG; below, a JPEG.
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	shotPath := filepath.Join(t.TempDir(), "approval-page.png")
 	require.NoError(t, os.WriteFile(shotPath, shot, 0o644))
 	require.Greater(t, len(shot), 10_000, "a screenshot of the card (%s)", shotPath)
+	require.Equal(t, "\x89PNG", string(shot[:4]))
 
 	click(t, ctx, ".approve")
 	require.Empty(t, <-res)
