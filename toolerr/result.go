@@ -3,6 +3,7 @@ package toolerr
 import (
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -38,8 +39,9 @@ func Result(e *Error) *mcp.CallToolResult {
 //	denied.approval_unavailable: write_file needs a human's approval ...
 //	Hint: Ask the user to ...
 //	Rule: approval.elicit
+//	Retry after: 40 s
 //
-// The Hint and Rule lines are left out when empty.
+// The Hint, Rule and Retry after lines are left out when empty.
 func (e *Error) Text() string {
 	var b strings.Builder
 	b.WriteString(string(e.Code) + ": " + e.Message)
@@ -48,6 +50,9 @@ func (e *Error) Text() string {
 	}
 	if e.Rule != "" {
 		b.WriteString("\nRule: " + e.Rule)
+	}
+	if e.RetryAfter > 0 {
+		b.WriteString("\nRetry after: " + strconv.Itoa(e.RetryAfter) + " s")
 	}
 	return b.String()
 }
@@ -92,6 +97,8 @@ func parseText(text string) (Error, bool) {
 			e.Hint = h
 		} else if r, found := strings.CutPrefix(l, "Rule: "); found {
 			e.Rule = r
+		} else if r, found := strings.CutPrefix(l, "Retry after: "); found {
+			e.RetryAfter, _ = strconv.Atoi(strings.TrimSuffix(r, " s"))
 		}
 	}
 	return e, true

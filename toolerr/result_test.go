@@ -44,8 +44,10 @@ func TestResultShape(t *testing.T) {
 // TestFromResult reads the error back in process, after a transport (a
 // decoded map), and from the text alone when a client dropped _meta.
 func TestFromResult(t *testing.T) {
-	e := toolerr.New(toolerr.NotFound, "List the directory first.", "no file %s", toolerr.Quote("a.txt")).WithRule("fs.exists")
-	want := toolerr.Error{Code: e.Code, Message: e.Message, Hint: e.Hint, Rule: e.Rule}
+	e := toolerr.New(toolerr.RateLimited, "Wait, then retry.", "too many calls to %s", toolerr.Quote("a.txt")).WithRule("limits.rate")
+	e.RetryAfter = 40
+	require.Contains(t, e.Text(), "\nRetry after: 40 s")
+	want := toolerr.Error{Code: e.Code, Message: e.Message, Hint: e.Hint, Rule: e.Rule, RetryAfter: 40}
 
 	inProcess := toolerr.Result(e)
 	wire, err := json.Marshal(inProcess)
@@ -59,7 +61,7 @@ func TestFromResult(t *testing.T) {
 		got, ok := toolerr.FromResult(res)
 		require.True(t, ok, name)
 		require.Equal(t, want, got, name)
-		require.Equal(t, toolerr.NotFound, toolerr.ErrorCode(res), name)
+		require.Equal(t, toolerr.RateLimited, toolerr.ErrorCode(res), name)
 	}
 
 	for name, res := range map[string]*mcp.CallToolResult{

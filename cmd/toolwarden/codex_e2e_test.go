@@ -59,6 +59,7 @@ env_key = "FAKE_API_KEY"
 [mcp_servers.toolwarden]
 command = %q
 args = ["serve", "--workspace", %q]
+startup_timeout_sec = 60
 `, f.URL+"/v1", wrapper, ws)
 	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644))
 
@@ -73,7 +74,7 @@ args = ["serve", "--workspace", %q]
 	assert.Contains(t, stdout.String(), "The file greets you.")
 
 	main := f.Main()
-	require.Len(t, main, 4, "prompt, then one request per tool result")
+	require.Len(t, main, 4, "prompt, then one request per tool result; codex stderr: %s", stderr.String())
 	var listed []string
 	for _, n := range main[0].ToolNames() {
 		if name, ok := strings.CutPrefix(n, ns+"__"); ok {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/toolerr"
 )
 
 // binary is the toolwarden binary built once for the end-to-end tests.
@@ -113,6 +115,26 @@ func readHello(t *testing.T, c *client.Client) {
 	require.NoError(t, err)
 	require.True(t, res.IsError)
 	require.NotContains(t, res.Content[0].(mcp.TextContent).Text, secret)
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, "the error's fields arrive under _meta")
+	require.Equal(t, toolerr.PathOutsideWorkspace, e.Code)
+	require.NotEmpty(t, e.Hint)
+	require.Equal(t, e.Text(), res.Content[0].(mcp.TextContent).Text)
+}
+
+// mcpGo names mcp-go in the client table.
+const mcpGo = "mcp-go (Go client)"
+
+// mcpGoVersion is the mcp-go version this test binary is built with.
+func mcpGoVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == "github.com/mark3labs/mcp-go" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }
 
 func TestStdioBinary(t *testing.T) {
@@ -122,6 +144,8 @@ func TestStdioBinary(t *testing.T) {
 	defer c.Close()
 	initialize(t, c)
 	readHello(t, c)
+	observe(t, mcpGo, mcpGoVersion(), "tools", "✓ all 12 listed")
+	observe(t, mcpGo, mcpGoVersion(), "errors", "✓ path escape: code+hint in text and `_meta`")
 }
 
 // startHTTP runs `toolwarden serve --http` on a free loopback port, and
@@ -159,6 +183,9 @@ func TestHTTPBinary(t *testing.T) {
 			initialize(t, c)
 			readHello(t, c)
 		})
+	}
+	if !t.Failed() {
+		observe(t, mcpGo, mcpGoVersion(), "HTTP", "✓ streamable HTTP and SSE, bearer token")
 	}
 }
 

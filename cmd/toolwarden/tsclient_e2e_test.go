@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,11 @@ type tsSummary struct {
 		Tool, Code, Rule string
 		Hint             bool
 	} `json:"errors"`
+	RunScript *struct {
+		Ran      bool
+		ExitCode int `json:"exitCode"`
+		Progress int
+	} `json:"runScript"`
 	Failures []string `json:"failures"`
 }
 
@@ -60,6 +66,13 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	require.NoError(t, err)
 	ws, env := workspace(t)
 	base := startHTTP(t, ws, env)
+	// Over stdio, run_script too, as root (sandboxes need it here), with
+	// the runsc scripts/sandbox-setup installs.
+	sandboxed := os.Geteuid() == 0
+	if sandboxed {
+		env = append(env, "TOOLWARDEN_TS_SERVE_ARGS="+strings.Join(runScriptArgs, " "),
+			"TOOLWARDEN_EXEC_BACKEND=runsc", "TOOLWARDEN_EXEC_RUNSC_PATH="+currentRunsc(t))
+	}
 	const token = "e2e-token-0123456789"
 	// elicits: whether toolwarden can ask the client over the transport;
 	// over legacy SSE it cannot, and the write is refused with a code.
@@ -73,6 +86,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	var passed []string
 	var last tsSummary
+	progress := 0
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			cmd := exec.CommandContext(ctxT(t), node, script, prefix, tr.name, tr.a1, tr.a2)
@@ -86,8 +100,16 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			require.Empty(t, sum.Failures)
 			require.NoError(t, runErr, stderr.String())
 			assert.Equal(t, tsSDKVersion, sum.SDK)
-			assert.Equal(t, len(servedTools), sum.Tools)
-			assert.Equal(t, 2*len(servedTools), sum.Schemas, "an input and an output schema per tool, all compiled")
+			wantTools := len(servedTools)
+			if sandboxed && tr.name == "stdio" {
+				wantTools++
+				require.NotNil(t, sum.RunScript, "run_script listed")
+				assert.True(t, sum.RunScript.Ran)
+				assert.Positive(t, sum.RunScript.Progress, "progress notifications of a 5 s run reached the SDK's onprogress")
+				progress = sum.RunScript.Progress
+			}
+			assert.Equal(t, wantTools, sum.Tools)
+			assert.Equal(t, 2*wantTools, sum.Schemas, "an input and an output schema per tool, all compiled")
 			assert.Positive(t, sum.Validated)
 			assert.Equal(t, sum.Successes, sum.Validated, "every success had structured content matching its output schema")
 			if tr.elicits {
@@ -119,5 +141,8 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	observe(t, client, tsSDKVersion, "structured output", fmt.Sprintf("✓ %d/%d successes validate", last.Validated, last.Successes))
 	observe(t, client, tsSDKVersion, "errors", fmt.Sprintf("✓ %d error results pass the SDK, code+hint in text and `_meta`", len(last.Errors)))
 	observe(t, client, tsSDKVersion, "elicitation", "✓ stdio, streamable HTTP: asked once, accepted, write ran; SSE: `denied.approval_unavailable` (toolwarden cannot ask over SSE)")
+	if progress > 0 {
+		observe(t, client, tsSDKVersion, "progress", fmt.Sprintf("✓ run_script (5 s, stdio): %d notifications reach `onprogress`", progress))
+	}
 	observe(t, client, tsSDKVersion, "HTTP", "✓ streamable HTTP and SSE, bearer token")
 }

@@ -12,6 +12,8 @@
 //     first text says the same and is not a JSON object (a client that
 //     copies such a text into structuredContent, as Gemini CLI does, would
 //     fail it against the output schema: docs/errors.md);
+//   - run_script, when listed, runs a 5 s script and the SDK accepts the
+//     progress notifications it asked for;
 //   - a second client that declares elicitation and accepts every
 //     question calls write_file (the Go test says where it must be asked).
 // Usage:
@@ -56,7 +58,12 @@ function transport() {
   const headers = { Authorization: 'Bearer ' + arg2 };
   switch (transportName) {
     case 'stdio':
-      return new StdioClientTransport({ command: arg1, args: ['serve', '--workspace', arg2], env: process.env, stderr: 'inherit' });
+      return new StdioClientTransport({
+        command: arg1,
+        args: ['serve', '--workspace', arg2, ...(process.env.TOOLWARDEN_TS_SERVE_ARGS || '').split(' ').filter(Boolean)],
+        env: process.env,
+        stderr: 'inherit',
+      });
     case 'streamable-http':
       return new StreamableHTTPClientTransport(new URL(arg1), { requestInit: { headers } });
     case 'sse':
@@ -94,6 +101,20 @@ function checkError(res, wantCode) {
     // Not JSON: what we want.
   }
   return null;
+}
+
+// runScript runs a script long enough for the server to report progress
+// (every 2 s), asking for it, and returns what came back.
+async function runScript(client, validate, fail) {
+  let progress = 0;
+  const res = await client.callTool({ name: 'run_script', arguments: { interpreter: 'bash', script: 'sleep 5; echo ran' } }, undefined, {
+    onprogress: () => progress++,
+    timeout: 60000,
+  });
+  const sc = res.structuredContent || {};
+  if (res.isError || !String(sc.stdout).includes('ran')) fail(`run_script: ${JSON.stringify(res)}`);
+  else if (validate && !validate(sc)) fail('run_script: structuredContent fails the outputSchema');
+  return { ran: !res.isError && String(sc.stdout).includes('ran'), exitCode: sc.exit_code, progress };
 }
 
 // elicit connects a client that accepts every elicitation and writes a
@@ -179,6 +200,7 @@ async function main() {
     else if (!validate(res.structuredContent)) fail(`${what}: structuredContent fails the outputSchema: ${ajv.errorsText(validate.errors)}`);
     else out.validated++;
   }
+  if (tools.some((t) => t.name === 'run_script')) out.runScript = await runScript(client, outputs.run_script, fail);
   await client.close();
   out.elicitation = await elicit(fail);
   console.log(JSON.stringify(out));
