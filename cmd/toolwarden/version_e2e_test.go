@@ -70,8 +70,8 @@ func TestVersionStamped(t *testing.T) {
 // TestVersionFromVCS builds without -ldflags but with VCS stamping, as go
 // build in a clone does: the commit comes from the toolchain's vcs.revision
 // and the version is Go's pseudo-version. (go install module@version
-// stamps the module version the same way; internal/version's table test
-// covers that input.) It builds a one-commit copy of the working tree: Go
+// records the module version only; internal/version's table test covers
+// that input.) It builds a one-commit copy of the working tree: Go
 // finds no VCS in a git worktree, whose .git is a file, and HEAD may not
 // hold the code under test yet.
 func TestVersionFromVCS(t *testing.T) {

@@ -10,9 +10,11 @@
 //	  -X github.com/toolwarden/toolwarden/internal/version.commit=<sha>
 //	  -X github.com/toolwarden/toolwarden/internal/version.date=<RFC 3339>"
 //
-// A build that was not stamped (`go install ...@v0.1.0`, or go build in a
-// checkout) falls back to what the Go toolchain records in the binary: the
-// module version and the vcs.revision and vcs.time build settings.
+// A build that was not stamped falls back to what the Go toolchain records
+// in the binary: `go install ...@v0.1.0` records the module version (a
+// module download has no VCS, so no commit beyond a pseudo-version's
+// prefix), go build in a clone the vcs.revision and vcs.time settings and
+// a pseudo-version.
 package version
 
 import (

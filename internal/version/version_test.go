@@ -17,8 +17,9 @@ func settings(kv ...string) []debug.BuildSetting {
 
 func TestResolve(t *testing.T) {
 	const rev = "3f2a9c0d3f2a9c0d3f2a9c0d3f2a9c0d3f2a9c0d"
+	// go install module@version: the module version, no VCS settings.
 	goInstall := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.1.0"},
-		Settings: settings("vcs.revision", rev, "vcs.time", "2026-11-24T19:00:00Z", "vcs.modified", "false")}
+		Settings: settings("-trimpath", "true", "GOOS", "linux")}
 	cases := []struct {
 		name           string
 		ver, rev, when string
@@ -30,12 +31,17 @@ func TestResolve(t *testing.T) {
 			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
 			Info{Version: Dev, GoVersion: "go1.26.8"}},
 		{"go install module@v0.1.0", "", "", "", goInstall,
-			Info{Version: "0.1.0", Commit: rev, Date: "2026-11-24T19:00:00Z", GoVersion: "go1.26.8"}},
+			Info{Version: "0.1.0", GoVersion: "go1.26.8"}},
+		{"go build in a clone", "", "", "",
+			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261124190000-3f2a9c0d3f2a"},
+				Settings: settings("vcs.revision", rev, "vcs.time", "2026-11-24T19:00:00Z", "vcs.modified", "false")},
+			Info{Version: "0.0.0-20261124190000-3f2a9c0d3f2a", Commit: rev, Date: "2026-11-24T19:00:00Z", GoVersion: "go1.26.8"}},
 		{"go build of a modified checkout", "", "", "",
 			&debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261124190000-3f2a9c0d3f2a+dirty"},
 				Settings: settings("vcs.revision", rev, "vcs.modified", "true")},
 			Info{Version: "0.0.0-20261124190000-3f2a9c0d3f2a", Commit: rev, Modified: true}},
-		{"the linker's values win over the toolchain's", "1.2.3", "abc", "2026-01-02T03:04:05Z", goInstall,
+		{"the linker's values win over the toolchain's", "1.2.3", "abc", "2026-01-02T03:04:05Z",
+			&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.1.0"}, Settings: settings("vcs.revision", rev, "vcs.time", "2026-11-24T19:00:00Z")},
 			Info{Version: "1.2.3", Commit: "abc", Date: "2026-01-02T03:04:05Z", GoVersion: "go1.26.8"}},
 		{"a stamped commit is not marked modified by the toolchain", "1.2.3", "abc", "",
 			&debug.BuildInfo{Settings: settings("vcs.modified", "true", "vcs.time", "2026-11-24T19:00:00Z")},

@@ -2,7 +2,9 @@ package main
 
 import (
 	"archive/tar"
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -20,6 +22,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // staticBinary builds toolwarden as the release does for the image.
@@ -71,6 +75,8 @@ func TestImage(t *testing.T) {
 
 	names := listTools(t, root)
 	require.Equal(t, []string{"directory_tree", "file_info", "grep_files", "list_directory", "read_file", "read_multiple_files", "search_files"}, names)
+
+	t.Run("under runsc", func(t *testing.T) { runUnderRunsc(t, root) })
 
 	// The same inputs give the same image.
 	again := o
@@ -159,4 +165,115 @@ func listTools(t *testing.T, root string) []string {
 	require.False(t, res.IsError)
 	require.Contains(t, res.Content[0].(mcp.TextContent).Text, "hello from the image")
 	return names
+}
+
+// runUnderRunsc runs the image's filesystem with gVisor's runsc as the OCI
+// runtime, as docs/container.md shows: read-only root, the image's user,
+// entrypoint and environment, no network, the workspace bound read-only.
+// Over stdin/stdout the server lists the read-only tools.
+func runUnderRunsc(t *testing.T, rootfs string) {
+	testenv.Root(t)
+	runsc := findRunsc(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello under gVisor\n"), 0o644))
+	spec := map[string]any{
+		"ociVersion": "1.0.0",
+		"process": map[string]any{
+			"user": map[string]any{"uid": nonroot, "gid": nonroot},
+			"args": []string{binaryPath, "serve"}, "cwd": "/",
+			"env": []string{"PATH=/usr/bin:/bin", "HOME=/home/nonroot", "XDG_CONFIG_HOME=/etc"},
+		},
+		"root":     map[string]any{"path": rootfs, "readonly": true},
+		"hostname": "toolwarden",
+		"mounts": []map[string]any{
+			{"destination": "/proc", "type": "proc", "source": "proc"},
+			{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "nodev", "mode=1777"}},
+			{"destination": workspace, "type": "bind", "source": ws, "options": []string{"rbind", "ro"}},
+			{"destination": auditDir, "type": "tmpfs", "source": "tmpfs", "options": []string{"nosuid", "nodev", "mode=0700", "uid=65532", "gid=65532"}},
+		},
+		"linux": map[string]any{"namespaces": []map[string]string{{"type": "pid"}, {"type": "network"}, {"type": "ipc"}, {"type": "uts"}, {"type": "mount"}}},
+	}
+	b, err := json.Marshal(spec)
+	require.NoError(t, err)
+	bundle := filepath.Join(dir, "bundle")
+	require.NoError(t, os.Mkdir(bundle, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(bundle, "config.json"), b, 0o644))
+
+	state := filepath.Join(dir, "state")
+	t.Cleanup(func() {
+		// runsc --network=none bind-mounts its empty namespace here.
+		_ = unix.Unmount(filepath.Join(state, "null-netns"), unix.MNT_DETACH)
+	})
+	requests := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"runsc-test","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`,
+	}, "\n") + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runsc, "--root", state, "--network=none", "run", "--bundle", bundle, "toolwarden-image-test")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	_, err = io.WriteString(stdin, requests)
+	require.NoError(t, err)
+	answers := readAnswers(t, stdout, 3)
+	require.NoError(t, stdin.Close()) // end of input: the server exits
+	require.NoError(t, cmd.Wait(), stderr.String())
+
+	require.Contains(t, answers[1], `"serverInfo":{"name":"toolwarden"`)
+	for _, tool := range []string{"read_file", "list_directory", "grep_files"} {
+		require.Contains(t, answers[2], `"name":"`+tool+`"`)
+	}
+	require.NotContains(t, answers[2], `"name":"write_file"`, "read-only tools by default")
+	require.Contains(t, answers[3], "hello under gVisor")
+}
+
+// readAnswers reads the server's lines until it has answered ids 1..n
+// and returns the answers by id (the context kills a server that hangs).
+func readAnswers(t *testing.T, r io.Reader, n int) map[int]string {
+	t.Helper()
+	got := map[int]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for len(got) < n && sc.Scan() {
+		var msg struct {
+			ID *int `json:"id"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID != nil {
+			got[*msg.ID] = sc.Text()
+		}
+	}
+	require.Len(t, got, n, "answers before the output ended: %v", got)
+	return got
+}
+
+// findRunsc prefers the current runsc scripts/sandbox-setup installs into
+// the toolwarden cache, then PATH.
+func findRunsc(t *testing.T) string {
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	if p := filepath.Join(cache, "toolwarden", "bin", "runsc"); isExec(p) {
+		return p
+	}
+	if p, err := exec.LookPath("runsc"); err == nil {
+		return p
+	}
+	testenv.Missing(t, "runsc not found (scripts/sandbox-setup installs it)")
+	return ""
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
