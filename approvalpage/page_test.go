@@ -255,3 +255,21 @@ func TestCallLink(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, code)
 	require.Equal(t, "approved by page", <-outA)
 }
+
+func TestAssets(t *testing.T) {
+	s := serve(t)
+	for path, ctype := range map[string]string{"/assets/app.js": "text/javascript", "/assets/app.css": "text/css"} {
+		res, err := http.Get(s.origin + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusOK, res.StatusCode, path)
+		require.Contains(t, res.Header.Get("Content-Type"), ctype)
+		require.Equal(t, "nosniff", res.Header.Get("X-Content-Type-Options"))
+	}
+	for _, path := range []string{"/assets/", "/assets/index.html", "/assets/../page.go"} {
+		res, err := http.Get(s.origin + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusNotFound, res.StatusCode, path)
+	}
+}
