@@ -58,16 +58,18 @@ def _expect(cond: bool, what: str) -> None:
 
 
 def _error_code(result: Any) -> str | None:
+    """The code of a toolwarden error result, from _meta (docs/errors.md);
+    the text must start with the same code."""
     d = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     if not d.get("isError"):
         return None
-    for c in d.get("content") or []:
-        if c.get("type") == "text":
-            try:
-                return json.loads(c["text"]).get("code")
-            except (ValueError, AttributeError):
-                return "unparsable"
-    return "no-text"
+    code = ((d.get("_meta") or {}).get("io.toolwarden/error") or {}).get("code")
+    if not code:
+        return "no-meta"
+    texts = [c["text"] for c in d.get("content") or [] if c.get("type") == "text"]
+    if not texts or not texts[0].startswith(code + ": "):
+        return "text-disagrees"
+    return code
 
 
 async def _page_url(errlog: Any) -> str:
