@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/toolwarden/toolwarden/approvals"
-	"golang.org/x/sys/unix"
 )
 
 // maxLineBytes bounds one request line.
@@ -105,25 +104,6 @@ func (s *Server) serveConn(c *net.UnixConn) {
 			return
 		}
 	}
-}
-
-// peerUID reads the connecting process's uid from the kernel.
-func peerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if credErr != nil {
-		return 0, credErr
-	}
-	return int(cred.Uid), nil
 }
 
 // checkPeer lets only the server's own user decide: the socket's mode
