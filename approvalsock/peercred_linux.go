@@ -1,26 +1,12 @@
 package approvalsock
 
-import (
-	"net"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// peerUID reads the connecting process's uid from the kernel.
-func peerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
+// socketPeerUID is the peer's uid by SO_PEERCRED.
+func socketPeerUID(fd int) (int, error) {
+	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Ucred
-	var credErr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if credErr != nil {
-		return 0, credErr
 	}
 	return int(cred.Uid), nil
 }

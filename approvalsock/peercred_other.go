@@ -2,13 +2,10 @@
 
 package approvalsock
 
-import (
-	"errors"
-	"net"
-)
+import "errors"
 
-// peerUID fails where toolwarden has no way to ask the kernel who is
+// socketPeerUID fails where toolwarden has no way to ask the kernel who is
 // connecting, so the control socket refuses everyone there.
-func peerUID(*net.UnixConn) (int, error) {
+func socketPeerUID(int) (int, error) {
 	return 0, errors.New("the peer's uid cannot be read on this system")
 }
