@@ -52,6 +52,22 @@ type response struct {
 	} `json:"result"`
 }
 
+// envelope is what tells an answer from a notification or a server's
+// request: an answer has an id and no method.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// readEnvelope decodes msg's envelope; ok is false for anything but an answer.
+func readEnvelope(msg []byte) (envelope, bool) {
+	var e envelope
+	if json.Unmarshal(msg, &e) != nil || e.Method != "" || len(e.ID) == 0 {
+		return e, false
+	}
+	return e, true
+}
+
 // check turns a JSON-RPC error or an isError result into an error.
 func check(raw []byte) error {
 	var r response

@@ -105,11 +105,7 @@ func firstAnswer(r io.Reader) ([]byte, error) {
 		case bytes.HasPrefix(line, []byte("data:")):
 			data = append(data, bytes.TrimSpace(line[5:])...)
 		case len(line) == 0 && len(data) > 0:
-			var head struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(data, &head) == nil && head.Method == "" && len(head.ID) > 0 {
+			if _, ok := readEnvelope(data); ok {
 				return data, nil
 			}
 			data = nil

@@ -109,11 +109,8 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 			c.readErr = err
 			return
 		}
-		var head struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &head) != nil || head.Method != "" || len(head.ID) == 0 {
+		head, ok := readEnvelope(line)
+		if !ok {
 			continue
 		}
 		id, err := strconv.ParseInt(string(head.ID), 10, 64)
