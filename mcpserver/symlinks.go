@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -13,14 +15,48 @@ import (
 // its deepest existing parent. It reports false for a path that leads out
 // of the workspace or cannot be resolved: the tools' os.Root refuses
 // those itself.
+//
+// dir is symlink-free (see workspaceDir), so a path none of whose own
+// components is a link leads to itself: noLinks checks that with one
+// Lstat per component of rel, instead of one per component of the whole
+// absolute path, and only a path through a link takes the full walk.
 func linkResolver(dir string) func(string) (string, bool) {
 	return func(rel string) (string, bool) {
+		if clean, ok := noLinks(dir, rel); ok {
+			return clean, true
+		}
 		real, err := resolveExisting(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
 			return "", false
 		}
 		return relInside(dir, real)
 	}
+}
+
+// noLinks reports whether rel, below dir, names a path none of whose
+// existing components is a symlink, with rel cleaned. A component that
+// does not exist ends the walk (nothing below it can be a link); any
+// other doubt (a link, "..", an error) answers false for the full walk.
+func noLinks(dir, rel string) (string, bool) {
+	clean := path.Clean(rel)
+	if clean == "." {
+		return clean, true
+	}
+	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return "", false
+	}
+	p := dir
+	for _, name := range strings.Split(clean, "/") {
+		p += string(filepath.Separator) + name
+		info, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return clean, true
+		case err != nil || info.Mode()&fs.ModeSymlink != 0:
+			return "", false
+		}
+	}
+	return clean, true
 }
 
 // relInside returns path relative to dir, with forward slashes, when it is
