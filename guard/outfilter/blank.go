@@ -26,17 +26,18 @@ const (
 )
 
 // collapseBlank replaces the runs of s that are too long (see MaxBlankChars
-// and MaxBlankLines) by markers, and counts them.
+// and MaxBlankLines) by markers, and counts them. Text without a run of
+// blankStride blank characters, nearly all text, is returned without
+// allocating.
 func collapseBlank(s string, rep *Report) string {
+	i, start, end := nextRun(s, blankStride-1)
+	if i < 0 {
+		return s
+	}
 	var b strings.Builder
 	pos := 0
-	for i := blankStride - 1; i < len(s); i += blankStride {
-		start, end := blankRun(s, i)
-		if end-start < blankStride {
-			continue
-		}
+	for ; i >= 0; i, start, end = nextRun(s, max(i, end-1)+blankStride) {
 		pos = collapseRun(&b, s, pos, start, end, rep)
-		i = max(i, end-1)
 	}
 	if pos == 0 {
 		return s
@@ -44,6 +45,18 @@ func collapseBlank(s string, rep *Report) string {
 	b.WriteString(s[pos:])
 	rep.warn(WarnBlank)
 	return b.String()
+}
+
+// nextRun finds, from s[i] on and looking only at every blankStride-th
+// byte, the next run of at least blankStride blank characters: the byte
+// it was found at and the run's bounds, or i -1 when there is none.
+func nextRun(s string, i int) (int, int, int) {
+	for ; i < len(s); i += blankStride {
+		if start, end := blankRun(s, i); end-start >= blankStride {
+			return i, start, end
+		}
+	}
+	return -1, 0, 0
 }
 
 // collapseRun writes s[pos:start] and the run s[start:end] to b, collapsed

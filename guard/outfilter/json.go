@@ -49,7 +49,7 @@ var jsonOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontex
 // its strings, numbered in order, with the member name it is the value of
 // ("" in arrays and at the root), or isName for a member name itself.
 func readTokens(raw []byte, visit func(i int, s, name string, isName bool)) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsonOptions...)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsonOptions...)
 	var objects []bool // per open container: is it an object?
 	name, strings := "", 0
 	for {
@@ -83,7 +83,7 @@ func readTokens(raw []byte, visit func(i int, s, name string, isName bool)) erro
 // rewrite copies the JSON value in raw with the strings numbered in
 // changed replaced.
 func rewrite(raw []byte, changed map[int]string) ([]byte, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(raw), jsonOptions...)
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsonOptions...)
 	var out bytes.Buffer
 	out.Grow(len(raw))
 	enc := jsontext.NewEncoder(&out, jsonOptions...)
