@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -55,10 +56,7 @@ func measure(res *mcp.CallToolResult) (int, string) {
 		}
 	}
 	if res.StructuredContent != nil {
-		b, ok := res.StructuredContent.(json.RawMessage)
-		if !ok {
-			b, _ = json.Marshal(res.StructuredContent)
-		}
+		b, _ := structured.JSON(res.StructuredContent)
 		size += len(b)
 		if text == "" {
 			text = string(b)

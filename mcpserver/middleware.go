@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -50,6 +51,19 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		// not encode the arguments again.
 		req.Params.RawArguments = raw
 		return s.runWithDeadline(ctx, ticket, call, next, req), nil
+	}
+}
+
+// toolMiddleware is what mcp-go runs around every tool handler: the guard,
+// then the result made ready for the wire (see structured.ForWire).
+func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	guarded := s.guardMiddleware(next)
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := guarded(ctx, req)
+		if res != nil {
+			res.StructuredContent = structured.ForWire(res.StructuredContent)
+		}
+		return res, err
 	}
 }
 

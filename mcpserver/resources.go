@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -67,8 +68,8 @@ func (s *Server) readResource(res tools.Resources) server.ResourceTemplateHandle
 		if out.IsError {
 			return nil, resourceError(out)
 		}
-		raw, ok := out.StructuredContent.(json.RawMessage)
-		if !ok {
+		raw, err := structured.JSON(out.StructuredContent)
+		if out.StructuredContent == nil || err != nil {
 			return nil, errors.New("resource tool returned no structured content")
 		}
 		contents, err := res.Contents(uri, raw)

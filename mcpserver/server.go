@@ -48,7 +48,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
-		server.WithToolHandlerMiddleware(s.guardMiddleware),
+		server.WithToolHandlerMiddleware(s.toolMiddleware),
 		server.WithInstructions(instructions),
 	)
 	for _, t := range toolset {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -98,16 +99,16 @@ func handle[In, Out any](h Handler[In, Out]) server.ToolHandlerFunc {
 }
 
 // structuredResult returns out as structured content and, as the MCP spec
-// asks for compatibility, as its JSON text. Both share one encoding: the
-// structured content is kept as raw JSON so it is not encoded again.
+// asks for compatibility, as its JSON text. Both share one encoding (see
+// package structured).
 func structuredResult(out any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(out)
+	o, err := structured.New(out)
 	if err != nil {
 		return nil, err
 	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(b))},
-		StructuredContent: json.RawMessage(b),
+		Content:           []mcp.Content{mcp.NewTextContent(string(o.JSON))},
+		StructuredContent: o,
 	}, nil
 }
 

@@ -1,11 +1,13 @@
 package outfilter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/structured"
 )
 
 // MetaKey is the result `_meta` key under which the filter reports what it
@@ -89,18 +91,19 @@ func (f *Filter) structured(out *mcp.CallToolResult, rep *Report) (*textCopy, er
 	if out.StructuredContent == nil {
 		return nil, nil
 	}
-	raw, ok := out.StructuredContent.(json.RawMessage)
-	if !ok {
-		var err error
-		if raw, err = json.Marshal(out.StructuredContent); err != nil {
-			return nil, fmt.Errorf("structured content does not encode: %w", err)
-		}
+	raw, err := structured.JSON(out.StructuredContent)
+	if err != nil {
+		return nil, fmt.Errorf("structured content does not encode: %w", err)
 	}
 	filtered, err := f.JSON(raw, rep)
 	if err != nil {
 		return nil, err
 	}
-	out.StructuredContent = json.RawMessage(filtered)
+	// Unchanged structured.Output stays itself (its value is sent); any
+	// other form, or a changed one, leaves as the JSON just checked.
+	if _, ok := out.StructuredContent.(structured.Output); !ok || !bytes.Equal(filtered, raw) {
+		out.StructuredContent = json.RawMessage(filtered)
+	}
 	return &textCopy{raw: raw, filtered: filtered}, nil
 }
 

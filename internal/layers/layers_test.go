@@ -13,7 +13,7 @@ const module = "github.com/toolwarden/toolwarden/"
 
 // leaves hold rules several layers share; they import no toolwarden
 // package but toolerr, so any layer may use them.
-var leaves = []string{"toolerr", "capability", "workspacepath", "artifactkey"}
+var leaves = []string{"toolerr", "capability", "workspacepath", "artifactkey", "structured"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox")
@@ -37,7 +37,7 @@ var mayImport = map[string][]string{
 	"tools":           leaves,
 	"sandbox":         leaves,
 	"configs":         leaves,
-	"guard/outfilter": nil,
+	"guard/outfilter": {"structured"},
 	// The strict JSON-RPC pre-check both transports run.
 	"jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
@@ -50,6 +50,8 @@ var mayImport = map[string][]string{
 	"capability":    nil,
 	"workspacepath": {"toolerr"},
 	"artifactkey":   {"toolerr"},
+	// A tool's structured output with its JSON, encoded once.
+	"structured": nil,
 	// Renders docs/tools.md from the catalog's tool definitions.
 	"internal/tooldoc": {"tools"},
 	// The build's version, commit and date (-ldflags -X or the toolchain's).

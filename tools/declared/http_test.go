@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -95,7 +96,7 @@ func TestHTTPToolSendsTheSecretAndNeverShowsIt(t *testing.T) {
 	res := call(t, h.Tool(httpDecl(srv.URL, "/ok")), map[string]any{"q": "golang; rm -rf /", "n": float64(3)})
 	require.False(t, res.IsError, resultText(res))
 	var out HTTPOut
-	require.NoError(t, json.Unmarshal(res.StructuredContent.(json.RawMessage), &out))
+	require.NoError(t, json.Unmarshal(structuredJSON(t, res), &out))
 	require.Equal(t, HTTPOut{Status: 200, ContentType: "application/json", Body: `{"results":["a","b"]}`}, out)
 	require.Equal(t, apiKey, got.header.Get("X-Api-Key"), "the secret is on the wire")
 	require.Equal(t, "fixed=1&n=3&q=golang%3B+rm+-rf+%2F", got.query, "params are query values, encoded")
@@ -135,7 +136,7 @@ func TestHTTPToolErrors(t *testing.T) {
 
 	res = call(t, h.Tool(httpDecl(srv.URL, "/big")), map[string]any{"q": "x"})
 	var out HTTPOut
-	require.NoError(t, json.Unmarshal(res.StructuredContent.(json.RawMessage), &out))
+	require.NoError(t, json.Unmarshal(structuredJSON(t, res), &out))
 	require.True(t, out.Truncated)
 	require.Len(t, out.Body, 1000)
 
@@ -214,4 +215,13 @@ func BenchmarkBareHTTP(b *testing.B) {
 		_, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 	}
+}
+
+// structuredJSON is a result's structured content as JSON, whatever form
+// the tool put it in.
+func structuredJSON(t testing.TB, res *mcp.CallToolResult) json.RawMessage {
+	t.Helper()
+	raw, err := structured.JSON(res.StructuredContent)
+	require.NoError(t, err)
+	return raw
 }

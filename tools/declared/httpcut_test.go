@@ -32,7 +32,7 @@ func TestHTTPToolCutNeverLeavesPartOfTheSecret(t *testing.T) {
 			text := resultText(res)
 			if res.StructuredContent != nil {
 				var out HTTPOut
-				require.NoError(t, json.Unmarshal(res.StructuredContent.(json.RawMessage), &out))
+				require.NoError(t, json.Unmarshal(structuredJSON(t, res), &out))
 				text = out.Body
 			}
 			require.NotContains(t, text, apiKey[:max(keep, 8)], "status %d: %d bytes of the key survive the cut", status, keep)
