@@ -131,7 +131,12 @@ func run(ctx context.Context, cfg config) error {
 	rounds := make([][]stats, len(conns))
 	for r := 0; r < cfg.rounds; r++ {
 		for i, c := range conns {
-			st, err := load(ctx, cfg, cfg.targets[i], c, cfg.n)
+			var st stats
+			cpu, err := cpuPerCall(c, cfg.n, func() (err error) {
+				st, err = load(ctx, cfg, cfg.targets[i], c, cfg.n)
+				return err
+			})
+			st.CPUus = cpu
 			if err != nil {
 				return fmt.Errorf("%s: round %d: %w", cfg.targets[i].name, r+1, err)
 			}

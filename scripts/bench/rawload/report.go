@@ -13,6 +13,8 @@ import (
 type stats struct {
 	P50, P90, P99, Max float64
 	CallsPerSec        float64
+	// CPUus is the server's CPU time per call (stdio targets; 0 unknown).
+	CPUus float64
 }
 
 func summarize(lat []time.Duration, elapsed time.Duration) stats {
@@ -51,10 +53,11 @@ func printRound(w io.Writer, cfg config, r int, rounds [][]stats) {
 	base := rounds[0][r-1]
 	for i, t := range cfg.targets {
 		st := rounds[i][r-1]
-		fmt.Fprintf(w, "round %d  %-12s p50 %8.1f µs  p90 %8.1f  p99 %8.1f  max %9.1f  %8.0f calls/s",
-			r, t.name, st.P50, st.P90, st.P99, st.Max, st.CallsPerSec)
+		fmt.Fprintf(w, "round %d  %-12s p50 %8.1f µs  p90 %8.1f  p99 %8.1f  max %9.1f  %8.0f calls/s  cpu %6.1f µs/call",
+			r, t.name, st.P50, st.P90, st.P99, st.Max, st.CallsPerSec, st.CPUus)
 		if i > 0 {
-			fmt.Fprintf(w, "  p50 %.2fx p99 %.2fx calls/s %.2fx", st.P50/base.P50, st.P99/base.P99, st.CallsPerSec/base.CallsPerSec)
+			fmt.Fprintf(w, "  p50 %.2fx p99 %.2fx calls/s %.2fx cpu %.2fx", st.P50/base.P50, st.P99/base.P99,
+				st.CallsPerSec/base.CallsPerSec, ratio(st.CPUus, base.CPUus))
 		}
 		fmt.Fprintln(w)
 	}
@@ -73,21 +76,25 @@ type summary struct {
 	P50Ratio     float64 `json:"p50_ratio_to_first"`
 	P99Ratio     float64 `json:"p99_ratio_to_first"`
 	CallsPerSecR float64 `json:"calls_per_sec_ratio_to_first"`
+	CPUus        float64 `json:"server_cpu_us_per_call"`
+	CPURatio     float64 `json:"server_cpu_ratio_to_first"`
 }
 
 func summaries(cfg config, rounds [][]stats) []summary {
 	out := make([]summary, len(rounds))
 	for i, rs := range rounds {
-		var p50, p99, cps, r50, r99, rcps []float64
+		var p50, p99, cps, cpu, r50, r99, rcps, rcpu []float64
 		for r, st := range rs {
 			base := rounds[0][r]
-			p50, p99, cps = append(p50, st.P50), append(p99, st.P99), append(cps, st.CallsPerSec)
+			p50, p99, cps, cpu = append(p50, st.P50), append(p99, st.P99), append(cps, st.CallsPerSec), append(cpu, st.CPUus)
 			r50, r99, rcps = append(r50, st.P50/base.P50), append(r99, st.P99/base.P99), append(rcps, st.CallsPerSec/base.CallsPerSec)
+			rcpu = append(rcpu, ratio(st.CPUus, base.CPUus))
 		}
 		out[i] = summary{
 			Target: cfg.targets[i].name, Rounds: len(rs), N: cfg.n, Concurrency: cfg.concurrency,
 			P50us: round1(median(p50)), P99us: round1(median(p99)), CallsPerSec: round1(median(cps)),
 			P50Ratio: round2(median(r50)), P99Ratio: round2(median(r99)), CallsPerSecR: round2(median(rcps)),
+			CPUus: round1(median(cpu)), CPURatio: round2(median(rcpu)),
 		}
 	}
 	return out
@@ -105,9 +112,17 @@ func printSummary(w io.Writer, cfg config, rounds [][]stats) {
 	fmt.Fprintf(w, "\nmedians of %d rounds (%d calls each, concurrency %d, protocol %s); ratios are medians of per-round ratios to %s\n",
 		cfg.rounds, cfg.n, cfg.concurrency, cfg.protocol, cfg.targets[0].name)
 	for _, s := range sums {
-		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  p50 %.2fx  p99 %.2fx  calls/s %.2fx\n",
-			s.Target, s.P50us, s.P99us, s.CallsPerSec, s.P50Ratio, s.P99Ratio, s.CallsPerSecR)
+		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  cpu %6.1f µs/call  p50 %.2fx  p99 %.2fx  calls/s %.2fx  cpu %.2fx\n",
+			s.Target, s.P50us, s.P99us, s.CallsPerSec, s.CPUus, s.P50Ratio, s.P99Ratio, s.CallsPerSecR, s.CPURatio)
 	}
+}
+
+// ratio is a/b, or 0 when b is unknown.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // stdioConn speaks newline-delimited JSON-RPC over a child's pipes. One
@@ -125,6 +126,9 @@ func (c *stdioConn) readLoop(r *bufio.Reader) {
 		}
 	}
 }
+
+// cpuTime is the child's CPU time so far.
+func (c *stdioConn) cpuTime() (time.Duration, bool) { return processCPU(c.cmd.Process.Pid) }
 
 // Close ends the child's input and waits for it to exit.
 func (c *stdioConn) Close() error {
