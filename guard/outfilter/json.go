@@ -23,12 +23,15 @@ import (
 // and returns raw; only a document with changes is read a second time to
 // write the copy with the changed strings.
 func (f *Filter) JSON(raw []byte, rep *Report) ([]byte, error) {
-	changed := map[int]string{} // by the string token's ordinal
+	var changed map[int]string // by the string token's ordinal; made on the first change
 	err := readTokens(raw, func(i int, s, name string, isName bool) {
 		if isName {
 			name = ""
 		}
 		if out := f.member(name, s, rep); out != s {
+			if changed == nil {
+				changed = map[int]string{}
+			}
 			changed[i] = out
 		}
 	})

@@ -79,10 +79,19 @@ func (c *textCopy) of(text string) (string, bool) {
 	if c == nil || text != string(c.raw) {
 		return "", false
 	}
+	if c.unchanged() {
+		return text, true // nothing to copy: the text already is the filtered JSON
+	}
 	if c.text == "" {
 		c.text = string(c.filtered)
 	}
 	return c.text, true
+}
+
+// unchanged reports whether filtering left the JSON as it was (JSON then
+// returns raw itself).
+func (c *textCopy) unchanged() bool {
+	return len(c.raw) == len(c.filtered) && (len(c.raw) == 0 || &c.raw[0] == &c.filtered[0])
 }
 
 // structured filters out.StructuredContent in place and returns what its
