@@ -20,6 +20,8 @@ type stdioGate struct {
 	// echoes it) and the channel closed once it is answered.
 	initID   any
 	answered chan struct{}
+	// pending are the requests passed on still to be answered.
+	pending unanswered
 }
 
 func newStdioGate(w io.Writer) *stdioGate { return &stdioGate{w: w} }
@@ -43,6 +45,7 @@ func (g *stdioGate) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n, err := g.w.Write(p)
+	g.pending.wrote(p)
 	if g.answered != nil && !g.opened() {
 		g.observe(p)
 	}

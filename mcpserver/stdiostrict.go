@@ -31,10 +31,18 @@ func newStdioFilter(in io.Reader, gate *stdioGate) *stdioFilter {
 func (f *stdioFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			if f.err == io.EOF {
+				// The client closed its input: its requests still get answers.
+				f.gate.pending.wait(drainLimit)
+			}
 			return 0, f.err
 		}
 		f.awaitInitialize()
 		line, err := f.src.ReadBytes('\n')
+		if err == io.EOF && len(line) > 0 {
+			// mcp-go drops a last line without its newline: end it.
+			line = append(line, '\n')
+		}
 		f.err = err
 		if len(line) > 0 {
 			f.pending = f.admit(line)
@@ -75,21 +83,30 @@ func (f *stdioFilter) admit(line []byte) []byte {
 		return nil
 	}
 	if f.gate.opened() {
-		return line
+		return f.passOn(m, line)
 	}
 	switch {
 	case m.Kind != jsonrpcstrict.Request:
 		return nil // nothing to say before the handshake, nothing to answer
 	case m.Method == string(mcp.MethodInitialize):
 		f.answered = f.gate.expect(m.ID)
-		return line
+		return f.passOn(m, line)
 	case preHandshake[m.Method] || modernRequest(m.Params):
-		return line
+		return f.passOn(m, line)
 	}
 	refusal := &jsonrpcstrict.Error{Code: jsonrpcstrict.CodeInvalidRequest, ID: m.ID,
 		Reason: quoteMethod(m.Method) + " before initialize: send initialize first (only initialize, ping and server/discover come before it), or carry protocol version 2026-07-28 metadata (protocolVersion and clientCapabilities) in params._meta"}
 	f.answer(refusal.Response())
 	return nil
+}
+
+// passOn returns line for mcp-go, noting a request among those to answer
+// before the end of input is passed on.
+func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
+	if m.Kind == jsonrpcstrict.Request {
+		f.gate.pending.asked(m.ID)
+	}
+	return line
 }
 
 func (f *stdioFilter) answer(msg []byte) {
