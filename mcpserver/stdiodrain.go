@@ -16,6 +16,8 @@ import (
 type unanswered struct {
 	mu  sync.Mutex
 	ids map[string]int
+	// asking are the server's own requests to the client still unanswered.
+	asking map[string]int
 }
 
 // drainPoll is how often the end of input looks again; drainLimit bounds
@@ -39,74 +41,104 @@ func (u *unanswered) asked(id jsontext.Value) {
 	u.ids[key]++
 }
 
-// wrote notes msg, a message going out, as the answer to a request when
-// it is one. Only the head of msg is read: mcp-go writes the id before
-// the result.
+// wrote notes msg, a message going out: the answer to a request passed
+// on, or a request of the server's own (an elicitation), which the client
+// must answer. Only the head of msg is read: mcp-go writes the id first.
 func (u *unanswered) wrote(msg []byte) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.ids) == 0 {
 		return
 	}
-	key, ok := answerID(msg)
-	if !ok || u.ids[key] == 0 {
-		return
-	}
-	if u.ids[key]--; u.ids[key] == 0 {
-		delete(u.ids, key)
+	key, kind := messageHead(msg)
+	switch {
+	case kind == headRequest:
+		if u.asking == nil {
+			u.asking = map[string]int{}
+		}
+		u.asking[key]++
+	case kind == headAnswer && u.ids[key] > 0:
+		if u.ids[key]--; u.ids[key] == 0 {
+			delete(u.ids, key)
+		}
 	}
 }
 
-func (u *unanswered) count() int {
+// replied notes the client's answer to a request of the server's.
+func (u *unanswered) replied(id jsontext.Value) {
+	key, ok := idKey(id)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.ids)
+	if ok && u.asking[key] > 0 {
+		if u.asking[key]--; u.asking[key] == 0 {
+			delete(u.asking, key)
+		}
+	}
 }
 
-// wait returns once every request passed on has its answer, or after
-// limit.
+// waiting reports whether requests passed on still lack their answer and
+// none of them waits on the client, which can no longer answer once its
+// input has closed (those calls are better cancelled at once).
+func (u *unanswered) waiting() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.ids) > 0 && len(u.asking) == 0
+}
+
+// wait returns once every request passed on has its answer, one waits on
+// the client, or after limit.
 func (u *unanswered) wait(limit time.Duration) {
-	for deadline := time.Now().Add(limit); u.count() > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(limit); u.waiting() && time.Now().Before(deadline); {
 		time.Sleep(drainPoll)
 	}
 }
 
-// answerID reads the id of a response (a member "result" or "error"
-// beside it); false for requests, notifications and anything unreadable.
-func answerID(msg []byte) (string, bool) {
+// The kinds of message messageHead tells apart.
+const (
+	headOther = iota
+	headAnswer
+	headRequest
+)
+
+// messageHead reads a message's id and whether it is an answer (a member
+// "result" or "error") or a request (a "method" beside the id); headOther
+// for notifications and anything unreadable.
+func messageHead(msg []byte) (string, int) {
 	dec := jsontext.NewDecoder(bytes.NewBuffer(msg))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-		return "", false
+		return "", headOther
 	}
-	var key string
-	var answer bool
-	for dec.PeekKind() == '"' && (key == "" || !answer) {
+	key, kind := "", headOther
+	for dec.PeekKind() == '"' && (key == "" || kind == headOther) {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return "", false
+			return "", headOther
 		}
 		switch name.String() {
 		case "id":
 			v, err := dec.ReadValue()
 			if err != nil {
-				return "", false
+				return "", headOther
 			}
 			if key, _ = idKey(v); key == "" {
-				return "", false
+				return "", headOther
 			}
 			continue
 		case "result", "error":
-			answer = true
+			kind = headAnswer
 		case "method":
-			return "", false
+			kind = headRequest
 		}
-		if key == "" || !answer {
+		if key == "" || kind == headOther {
 			if err := dec.SkipValue(); err != nil {
-				return "", false
+				return "", headOther
 			}
 		}
 	}
-	return key, key != "" && answer
+	if key == "" {
+		return "", headOther
+	}
+	return key, kind
 }
 
 // idKey is an id's identity whatever its spelling: a string's value, or

@@ -101,10 +101,14 @@ func (f *stdioFilter) admit(line []byte) []byte {
 }
 
 // passOn returns line for mcp-go, noting a request among those to answer
-// before the end of input is passed on.
+// before the end of input is passed on, and a response as the client's
+// answer to the server.
 func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
-	if m.Kind == jsonrpcstrict.Request {
+	switch m.Kind {
+	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
+	case jsonrpcstrict.Response:
+		f.gate.pending.replied(m.ID)
 	}
 	return line
 }
