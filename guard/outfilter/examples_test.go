@@ -7,7 +7,7 @@ import (
 )
 
 // Values gitleaks allowlists for looking like examples are credential
-// shaped all the same, and redacted (README, "Output filter").
+// shaped all the same, and redacted (docs/output-filter.md).
 func TestExampleValuesAreRedacted(t *testing.T) {
 	f := newFilter(t)
 	cases := []struct{ name, in, value, rule string }{

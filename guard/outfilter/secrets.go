@@ -38,7 +38,7 @@ const (
 )
 
 // extraRules fill gaps in gitleaks' default set. Each is documented in
-// README.md ("Output filter").
+// docs/output-filter.md.
 var extraRules = []struct{ id, re, keyword string }{
 	// A password in a URL's userinfo: scheme://user:PASSWORD@host.
 	// gitleaks only has service-specific variants (sidekiq, curl).

@@ -1,0 +1,99 @@
+package doclinks_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/doclinks"
+)
+
+// repoRoot is the module root, seen from this package.
+const repoRoot = "../.."
+
+// TestRepositoryLinks: every relative link of the README, the top-level
+// pages and docs/*.md leads to a file that exists and, into a Markdown
+// page, to a heading it has.
+func TestRepositoryLinks(t *testing.T) {
+	files := []string{"README.md", "CHANGELOG.md", "SECURITY.md"}
+	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, docs)
+	for _, d := range docs {
+		rel, err := filepath.Rel(repoRoot, d)
+		require.NoError(t, err)
+		files = append(files, rel)
+	}
+	for _, f := range files {
+		problems, err := doclinks.Check(repoRoot, f)
+		require.NoError(t, err)
+		for _, p := range problems {
+			t.Error(p)
+		}
+	}
+}
+
+func TestSlug(t *testing.T) {
+	for heading, want := range map[string]string{
+		"Human approval (elicitation)":                              "human-approval-elicitation",
+		"Policy: capabilities, trust, limits, policy explain, call": "policy-capabilities-trust-limits-policy-explain-call",
+		"Sandboxed execution: run_script, run_command":              "sandboxed-execution-run_script-run_command",
+		"Artifacts (S3 / MinIO)":                                    "artifacts-s3--minio",
+		"Speed: 2 µs":                                               "speed-2-µs",
+		"  Déjà vu  ":                                               "déjà-vu",
+	} {
+		assert.Equal(t, want, doclinks.Slug(heading), heading)
+	}
+}
+
+func TestParse(t *testing.T) {
+	src := "# Top\n\n## Policy: `call`\n\n## Speed\n\n### Speed\n\n" +
+		"See [a](a.md#x) and ![i](img.png).\n\n`[not](code.md)` and\n\n```\n[no](fence.md)\n```\n"
+	p := doclinks.Parse([]byte(src))
+	assert.Equal(t, map[string]bool{"top": true, "policy-call": true, "speed": true, "speed-1": true}, p.Anchors)
+	require.Len(t, p.Links, 2)
+	assert.Equal(t, doclinks.Link{Dest: "a.md#x", Line: 9}, p.Links[0])
+	assert.Equal(t, "img.png", p.Links[1].Dest)
+}
+
+// TestCheck: hostile and broken links are each reported with the rule
+// they break; good ones are not.
+func TestCheck(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, body string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(body), 0o644))
+	}
+	write("docs/topic.md", "# Topic\n\n## Speed\n")
+	write("configs/x.yaml", "a: 1\n")
+	write("README.md", `# Readme
+
+## Tour
+
+- [ok](docs/topic.md) [ok](docs/topic.md#speed) [ok](#tour) [ok](configs/) [ok](configs/x.yaml#L1)
+- [ok](https://example.com/missing.md#nowhere) [ok](mailto:a@b.c) [ok](/docs/topic.md#topic)
+- [bad](docs/gone.md)
+- [bad](docs/topic.md#policy)
+- [bad](#gone)
+- [bad](../outside.md)
+`)
+	problems, err := doclinks.Check(root, "README.md")
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"README.md:7: docs/gone.md: no such file",
+		"README.md:8: docs/topic.md#policy: docs/topic.md has no heading with anchor #policy",
+		"README.md:9: #gone: README.md has no heading with anchor #gone",
+		"README.md:10: ../outside.md: leads outside the repository",
+	}, problems)
+
+	// From inside docs/, README anchors are ../README.md#...
+	write("docs/other.md", "[ok](../README.md#tour) [ok](topic.md) [bad](../README.md#speed) [bad](docs/topic.md)\n")
+	problems, err = doclinks.Check(root, "docs/other.md")
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"docs/other.md:1: ../README.md#speed: README.md has no heading with anchor #speed",
+		"docs/other.md:1: docs/topic.md: no such file",
+	}, problems)
+}
