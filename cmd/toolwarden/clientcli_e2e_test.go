@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// What the tests of the CLI clients (Gemini CLI, Claude Code, Codex CLI)
+// share: toolwarden started by the client through a recording wrapper,
+// a terminal approver that decides the calls waiting on it the way a
+// human at `toolwarden approvals` would, and the scripts the stand-in
+// models run.
+
+// cliTimeout bounds one run of a CLI client. A run is 30-60 s on a loaded
+// machine; one that waits for approvals and a sandboxed script takes longer.
+const cliTimeout = 4 * time.Minute
+
+// ctxCLI is ctxT for a client run.
+func ctxCLI(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// serveOpts says what a client's toolwarden offers beyond the defaults.
+type serveOpts struct {
+	// approvals asks for approvals on the terminal channel only
+	// (approval.channel [terminal]): the client's own elicitation, if
+	// any, is never used, and `toolwarden approvals` decides.
+	approvals bool
+	// runScript offers run_script in the runsc sandbox, without asking
+	// (runScriptArgs); it needs root here.
+	runScript bool
+}
+
+// stdioServer is toolwarden as a CLI client starts it over stdio.
+type stdioServer struct {
+	// command and args are what the client is configured to run.
+	command string
+	args    []string
+	// sent and answered log each JSON-RPC line the client sent toolwarden
+	// and each it got back.
+	sent, answered string
+	// env runs `toolwarden approvals` against this server.
+	env []string
+}
+
+// newStdioServer writes the wrapper a client runs as toolwarden: it tees
+// both directions of the stdio JSON-RPC to files and exports the
+// toolwarden settings of env itself, since some clients (Codex) start
+// their MCP servers with a few variables of their own only.
+func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioServer {
+	t.Helper()
+	parent := filepath.Dir(ws)
+	s := stdioServer{command: filepath.Join(parent, "toolwarden-tee"), args: []string{"serve", "--workspace", ws},
+		sent: filepath.Join(parent, "rpc.jsonl"), answered: filepath.Join(parent, "rpc-answers.jsonl"), env: env}
+	exports := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TOOLWARDEN_") {
+			exports[k] = v
+		}
+	}
+	if o.approvals {
+		// The control socket's path must fit a Unix socket address:
+		// a short directory of its own, not the test's temp dir.
+		runtime, err := os.MkdirTemp("", "tw-rt-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+		cfg := filepath.Join(parent, "toolwarden.yaml")
+		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [terminal]\n"), 0o644))
+		s.args = append(s.args, "--config", cfg)
+		exports["XDG_RUNTIME_DIR"] = runtime
+		s.env = append(append([]string(nil), env...), "XDG_RUNTIME_DIR="+runtime)
+	}
+	if o.runScript {
+		s.args = append(s.args, runScriptArgs...)
+		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
+		exports["TOOLWARDEN_EXEC_RUNSC_PATH"] = currentRunsc(t)
+	}
+	var script strings.Builder
+	script.WriteString("#!/bin/sh\n")
+	for k, v := range exports {
+		fmt.Fprintf(&script, "export %s=%s\n", k, shellQuote(v))
+	}
+	fmt.Fprintf(&script, "tee %s | %s \"$@\" | tee %s\n", shellQuote(s.sent), shellQuote(binary), shellQuote(s.answered))
+	require.NoError(t, os.WriteFile(s.command, []byte(script.String()), 0o755))
+	return s
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// rpc returns what the client sent toolwarden, and what it got back.
+func (s stdioServer) rpc(t *testing.T) (sent, answered []map[string]any) {
+	return readRPC(t, s.sent), readRPC(t, s.answered)
+}
+
+// decision is one answer of the terminal approver: the arguments after
+// `toolwarden approvals`, the approval ID put after the first.
+type decision []string
+
+var (
+	approve = decision{"approve"}
+	deny    = decision{"deny", "--reason", "not this one"}
+)
+
+// waitingCall is a call the terminal approver saw waiting.
+type waitingCall struct {
+	ID, Tool, Preview string
+}
+
+// approverResult is what the terminal approver saw and decided.
+type approverResult struct {
+	seen []waitingCall
+	err  error
+}
+
+// terminalApprover decides, in order, the calls that start waiting on
+// s's control socket, each as soon as it waits, through the built
+// `toolwarden approvals` command. Stop it when the client has run; it
+// reports what it saw.
+func terminalApprover(ctx context.Context, s stdioServer, decisions ...decision) (stop func() approverResult) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan approverResult, 1)
+	go func() {
+		var res approverResult
+		defer func() { done <- res }()
+		for _, d := range decisions {
+			call, err := nextWaiting(ctx, s.env)
+			if err != nil {
+				res.err = fmt.Errorf("waiting for a call to %s: %w", d[0], err)
+				return
+			}
+			res.seen = append(res.seen, call)
+			cmd := exec.CommandContext(ctx, binary, append([]string{"approvals", d[0], call.ID}, d[1:]...)...)
+			cmd.Env = s.env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				res.err = fmt.Errorf("approvals %s %s: %v: %s", d[0], call.ID, err, out)
+				return
+			}
+		}
+	}()
+	return func() approverResult {
+		cancel()
+		return <-done
+	}
+}
+
+// nextWaiting polls `toolwarden approvals list --json` until one call waits.
+func nextWaiting(ctx context.Context, env []string) (waitingCall, error) {
+	for {
+		cmd := exec.CommandContext(ctx, binary, "approvals", "list", "--json")
+		cmd.Env = env
+		out, err := cmd.Output()
+		var calls []waitingCall
+		if err == nil && json.Unmarshal(out, &calls) == nil && len(calls) > 0 {
+			return calls[0], nil
+		}
+		select {
+		case <-ctx.Done():
+			return waitingCall{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// The scripted model's calls in the approval and run_script runs: a write
+// the human approves, one they deny, and a Python script that runs long
+// enough for toolwarden to report progress (every 2 s) when the client
+// asks for it.
+var (
+	approvedWrite = map[string]any{"path": "notes/approved.txt", "content": "approved on the terminal\n", "create_dirs": true}
+	deniedWrite   = map[string]any{"path": "notes/denied.txt", "content": "denied\n", "create_dirs": true}
+	pythonScript  = map[string]any{"interpreter": "python",
+		"script": "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(2)\nprint(6 * 7)\n"}
+)
+
+// checkScriptOutput checks what the model got for pythonScript holds its
+// output (each client quotes it its own way).
+func checkScriptOutput(t *testing.T, got string) {
+	t.Helper()
+	for _, want := range []string{"tick 0", "tick 2", "42", `exit_code`} {
+		require.Contains(t, got, want, "the script's output reaches the model")
+	}
+}
+
+// progressSeen reports whether the client asked for progress on its
+// run_script call (a progressToken in _meta) and how many progress
+// notifications toolwarden sent it.
+func progressSeen(sent, answered []map[string]any) (asked bool, notifications int) {
+	for _, m := range sent {
+		params, _ := m["params"].(map[string]any)
+		if m["method"] != "tools/call" || params["name"] != "run_script" {
+			continue
+		}
+		meta, _ := params["_meta"].(map[string]any)
+		_, asked = meta["progressToken"]
+	}
+	for _, m := range answered {
+		if m["method"] == "notifications/progress" {
+			notifications++
+		}
+	}
+	return asked, notifications
+}
+
+// progressCell is the table's progress cell for what a client run showed.
+func progressCell(asked bool, notifications int, shown string) string {
+	if !asked {
+		return "✗ sends no progressToken: toolwarden sends no notifications (run_script, 6 s, still round-trips)"
+	}
+	return fmt.Sprintf("✓ asks (progressToken); %d notifications of a 6 s run_script accepted, the result reaches the model; %s", notifications, shown)
+}
+
+// checkApprover checks the terminal approver saw the approved, then the
+// denied write, and returns nothing else.
+func checkApprover(t *testing.T, res approverResult) {
+	t.Helper()
+	require.NoError(t, res.err)
+	require.Len(t, res.seen, 2)
+	for i, path := range []string{"notes/approved.txt", "notes/denied.txt"} {
+		require.Equal(t, "write_file", res.seen[i].Tool)
+		require.Contains(t, res.seen[i].Preview, "Create file "+path)
+	}
+}
+
+// checkWorkspace checks the approved write ran and the denied one did not.
+func checkWorkspace(t *testing.T, ws string) {
+	t.Helper()
+	require.Equal(t, "approved on the terminal\n", readWS(ws, "notes/approved.txt"))
+	require.Equal(t, "<missing>", readWS(ws, "notes/denied.txt"))
+}
+
+// httpToken is the bearer token startHTTP's server requires.
+const httpToken = "e2e-token-0123456789"
