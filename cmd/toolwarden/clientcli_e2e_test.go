@@ -64,6 +64,9 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 	s := stdioServer{command: filepath.Join(parent, "toolwarden-tee"), args: []string{"serve", "--workspace", ws},
 		sent: filepath.Join(parent, "rpc.jsonl"), answered: filepath.Join(parent, "rpc-answers.jsonl"), env: env}
 	exports := map[string]string{}
+	// flags go after the client's arguments, in the wrapper: a client
+	// may take them for its own (the Inspector's CLI reads --config).
+	var flags []string
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TOOLWARDEN_") {
 			exports[k] = v
@@ -77,12 +80,12 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 		t.Cleanup(func() { os.RemoveAll(runtime) })
 		cfg := filepath.Join(parent, "toolwarden.yaml")
 		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [terminal]\n"), 0o644))
-		s.args = append(s.args, "--config", cfg)
+		flags = append(flags, "--config", cfg)
 		exports["XDG_RUNTIME_DIR"] = runtime
 		s.env = append(append([]string(nil), env...), "XDG_RUNTIME_DIR="+runtime)
 	}
 	if o.runScript {
-		s.args = append(s.args, runScriptArgs...)
+		flags = append(flags, runScriptArgs...)
 		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
 		exports["TOOLWARDEN_EXEC_RUNSC_PATH"] = currentRunsc(t)
 	}
@@ -91,7 +94,11 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 	for k, v := range exports {
 		fmt.Fprintf(&script, "export %s=%s\n", k, shellQuote(v))
 	}
-	fmt.Fprintf(&script, "tee %s | %s \"$@\" | tee %s\n", shellQuote(s.sent), shellQuote(binary), shellQuote(s.answered))
+	quoted := make([]string, len(flags))
+	for i, f := range flags {
+		quoted[i] = shellQuote(f)
+	}
+	fmt.Fprintf(&script, "tee %s | %s \"$@\" %s | tee %s\n", shellQuote(s.sent), shellQuote(binary), strings.Join(quoted, " "), shellQuote(s.answered))
 	require.NoError(t, os.WriteFile(s.command, []byte(script.String()), 0o755))
 	return s
 }
