@@ -72,7 +72,7 @@ func (r claudeRun) run(t *testing.T, turns ...[]fake.Block) claudeResult {
 	args := []string{"-p", "Read hello.txt, then write out.txt.", "--mcp-config", cfg, "--strict-mcp-config",
 		"--allowedTools", strings.Join(allowed, ","), "--output-format", "json"}
 	ctx := ctxCLI(t)
-	stop := terminalApprover(ctx, tw, r.decisions...)
+	stop := startApprover(ctx, tw, r.decisions...)
 	cmd := exec.CommandContext(ctx, cli, args...)
 	cmd.Dir = ws
 	cmd.Env = append(env, "ANTHROPIC_BASE_URL="+f.URL, "ANTHROPIC_API_KEY=sk-ant-fake", "DISABLE_AUTOUPDATER=1",
@@ -191,7 +191,7 @@ func TestClaudeCodeApprovalAndRunScript(t *testing.T) {
 	if !t.Failed() {
 		observe(t, claudeCode, claudeCodeVersion, approvalColumn, "✓ terminal (`approval.channel: [terminal]`, not `elicit`): the approved write's result and the denial with its reason reach the model")
 		observe(t, claudeCode, claudeCodeVersion, "run_script", "✓ Python in the runsc sandbox, stdout reaches the model")
-		observe(t, claudeCode, claudeCodeVersion, "progress", progressCell(asked, notes, "none printed headless"))
+		observe(t, claudeCode, claudeCodeVersion, "progress", progressCell(t, asked, notes, "none printed headless"))
 	}
 }
 
@@ -212,5 +212,35 @@ func TestClaudeCodeHTTP(t *testing.T) {
 	assert.Equal(t, 1, auditCount(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", "allowed"), "the HTTP server ran it")
 	if !t.Failed() {
 		observe(t, claudeCode, claudeCodeVersion, "HTTP", "✓ streamable HTTP (`\"type\": \"http\"`), bearer token in `headers`")
+	}
+}
+
+// TestClaudeCodeApprovalPage: with approval.channel [page], the human
+// approves the first write on the approval page and denies the second
+// (an HTTP client posting the page's form); each outcome reaches the
+// model as the tool result.
+func TestClaudeCodeApprovalPage(t *testing.T) {
+	res := claudeRun{serve: serveOpts{page: true}, decisions: []decision{approve, {"deny"}},
+		allowed: []string{"write_file"}}.run(t,
+		[]fake.Block{fake.ToolUse("toolu_1", "mcp__toolwarden__write_file", approvedWrite)},
+		[]fake.Block{fake.ToolUse("toolu_2", "mcp__toolwarden__write_file", deniedWrite)},
+		[]fake.Block{fake.Text("Wrote one file.")})
+	require.NoError(t, res.approver.err)
+	require.Len(t, res.approver.seen, 2, "two calls waited on the page")
+	checkWorkspace(t, res.ws)
+	main := res.fake.Main()
+	require.Len(t, main, 3, "prompt, then one request per tool result")
+	written, ok := main[1].ToolResult("toolu_1")
+	require.True(t, ok)
+	assert.False(t, written.IsError)
+	assert.Contains(t, written.Text, "bytes_written", "the approved write's result reaches the model")
+	denied, ok := main[2].ToolResult("toolu_2")
+	require.True(t, ok)
+	assert.True(t, denied.IsError)
+	for _, want := range []string{"denied.approval_declined: ", "\nHint: ", "\nRule: approval.declined"} {
+		assert.Contains(t, denied.Text, want, "the denial reaches the model")
+	}
+	if !t.Failed() {
+		observe(t, claudeCode, claudeCodeVersion, approvalColumn, "✓ terminal and page (`approval.channel: [terminal]` or `[page]`, not `elicit`): the approved write's result and the denial reach the model")
 	}
 }

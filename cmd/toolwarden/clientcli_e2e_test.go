@@ -4,6 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +41,9 @@ type serveOpts struct {
 	// (approval.channel [terminal]): the client's own elicitation, if
 	// any, is never used, and `toolwarden approvals` decides.
 	approvals bool
+	// page asks on the approval page only (approval.channel [page]); its
+	// one-time URL goes to toolwarden's stderr, kept in a file.
+	page bool
 	// runScript offers run_script in the runsc sandbox, without asking
 	// (runScriptArgs); it needs root here.
 	runScript bool
@@ -52,6 +59,8 @@ type stdioServer struct {
 	sent, answered string
 	// env runs `toolwarden approvals` against this server.
 	env []string
+	// stderr, when set, is where toolwarden's stderr goes (the page's URL).
+	stderr string
 }
 
 // newStdioServer writes the wrapper a client runs as toolwarden: it tees
@@ -84,6 +93,12 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 		exports["XDG_RUNTIME_DIR"] = runtime
 		s.env = append(append([]string(nil), env...), "XDG_RUNTIME_DIR="+runtime)
 	}
+	if o.page {
+		cfg := filepath.Join(parent, "toolwarden-page.yaml")
+		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [page]\n"), 0o644))
+		flags = append(flags, "--config", cfg)
+		s.stderr = filepath.Join(parent, "toolwarden-stderr.log")
+	}
 	if o.runScript {
 		flags = append(flags, runScriptArgs...)
 		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
@@ -97,6 +112,9 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 	quoted := make([]string, len(flags))
 	for i, f := range flags {
 		quoted[i] = shellQuote(f)
+	}
+	if s.stderr != "" {
+		quoted = append(quoted, "2>>"+shellQuote(s.stderr))
 	}
 	fmt.Fprintf(&script, "tee %s | %s \"$@\" %s | tee %s\n", shellQuote(s.sent), shellQuote(binary), strings.Join(quoted, " "), shellQuote(s.answered))
 	require.NoError(t, os.WriteFile(s.command, []byte(script.String()), 0o755))
@@ -130,16 +148,21 @@ type approverResult struct {
 	err  error
 }
 
-// terminalApprover decides, in order, the calls that start waiting on
-// s's control socket, each as soon as it waits, through the built
-// `toolwarden approvals` command. Stop it when the client has run; it
-// reports what it saw.
-func terminalApprover(ctx context.Context, s stdioServer, decisions ...decision) (stop func() approverResult) {
+// startApprover decides, in order, the calls that start waiting on s,
+// each as soon as it waits: on the approval page when s runs one
+// (pageDecide), else through the built `toolwarden approvals` command on
+// s's control socket. Stop it when the client has run; it reports what it
+// saw.
+func startApprover(ctx context.Context, s stdioServer, decisions ...decision) (stop func() approverResult) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan approverResult, 1)
 	go func() {
 		var res approverResult
 		defer func() { done <- res }()
+		if s.stderr != "" && len(decisions) > 0 {
+			res = pageDecide(ctx, s.stderr, decisions)
+			return
+		}
 		for _, d := range decisions {
 			call, err := nextWaiting(ctx, s.env)
 			if err != nil {
@@ -171,11 +194,113 @@ func nextWaiting(ctx context.Context, env []string) (waitingCall, error) {
 		if err == nil && json.Unmarshal(out, &calls) == nil && len(calls) > 0 {
 			return calls[0], nil
 		}
-		select {
-		case <-ctx.Done():
-			return waitingCall{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		if err := sleepCtx(ctx); err != nil {
+			return waitingCall{}, err
 		}
+	}
+}
+
+// pageDecide plays the human on the approval page with an HTTP client, as
+// the page's form does (TestApprovalPageInBrowser proves the form sends
+// this): it logs in with the one-time URL from toolwarden's stderr, then,
+// for each decision, waits for a new call's card and posts its fields with
+// the action. The page takes no reason.
+func pageDecide(ctx context.Context, stderrLog string, decisions []decision) (res approverResult) {
+	login, err := pageURL(ctx, stderrLog)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	origin, _, _ := strings.Cut(strings.TrimPrefix(login, "http://"), "/")
+	origin = "http://" + origin
+	if code, err := pageDo(ctx, hc, http.MethodGet, login, "", nil); err != nil || code != http.StatusSeeOther {
+		res.err = fmt.Errorf("logging in on the page: %d %v", code, err)
+		return res
+	}
+	decided := map[string]bool{}
+	for _, d := range decisions {
+		var form neturl.Values
+		for form == nil {
+			var page string
+			if _, err := pageDo(ctx, hc, http.MethodGet, origin+"/", "", &page); err != nil {
+				res.err = err
+				return res
+			}
+			f := neturl.Values{}
+			for _, m := range hiddenField.FindAllStringSubmatch(page, -1) {
+				if m[2] != "" && f.Get(m[1]) == "" { // the first card's, not the empty <template>'s
+					f.Set(m[1], m[2])
+				}
+			}
+			if f.Get("csrf") != "" && !decided[f.Get("id")] {
+				form = f
+			} else if err := sleepCtx(ctx); err != nil {
+				res.err = fmt.Errorf("waiting for a call to %s on the page: %w", d[0], err)
+				return res
+			}
+		}
+		decided[form.Get("id")] = true
+		res.seen = append(res.seen, waitingCall{ID: form.Get("id")})
+		form.Set("action", d[0])
+		if code, err := pageDo(ctx, hc, http.MethodPost, origin+"/decide", origin, nil, form); err != nil || code != http.StatusSeeOther {
+			res.err = fmt.Errorf("deciding %s on the page: %d %v", d[0], code, err)
+			return res
+		}
+	}
+	return res
+}
+
+// pageURL waits for the page's one-time URL in toolwarden's stderr.
+func pageURL(ctx context.Context, stderrLog string) (string, error) {
+	for {
+		data, _ := os.ReadFile(stderrLog)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "http://127.0.0.1:") {
+				return line, nil
+			}
+		}
+		if err := sleepCtx(ctx); err != nil {
+			return "", fmt.Errorf("no approval page URL in toolwarden's stderr: %w", err)
+		}
+	}
+}
+
+// pageDo sends one request to the page, with a form and Origin for a
+// POST, and returns its status and, into body, its text.
+func pageDo(ctx context.Context, hc *http.Client, method, url, origin string, body *string, form ...neturl.Values) (int, error) {
+	var payload io.Reader
+	if len(form) > 0 {
+		payload = strings.NewReader(form[0].Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, payload)
+	if err != nil {
+		return 0, err
+	}
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", origin)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if body != nil {
+		*body = string(data)
+	}
+	return resp.StatusCode, err
+}
+
+// sleepCtx waits a polling interval, or until ctx ends.
+func sleepCtx(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(50 * time.Millisecond):
+		return nil
 	}
 }
 
@@ -219,12 +344,18 @@ func progressSeen(sent, answered []map[string]any) (asked bool, notifications in
 	return asked, notifications
 }
 
-// progressCell is the table's progress cell for what a client run showed.
-func progressCell(asked bool, notifications int, shown string) string {
+// progressCell is the table's progress cell for what a client run showed:
+// when the client asked, toolwarden must have sent notifications (one
+// every 2 s; their number varies with the machine's load, so the cell
+// does not say it) and the run went on to its result.
+func progressCell(t *testing.T, asked bool, notifications int, shown string) string {
+	t.Helper()
 	if !asked {
+		require.Zero(t, notifications, "no progressToken, no notifications")
 		return "✗ sends no progressToken: toolwarden sends no notifications (run_script, 6 s, still round-trips)"
 	}
-	return fmt.Sprintf("✓ asks (progressToken); %d notifications of a 6 s run_script accepted, the result reaches the model; %s", notifications, shown)
+	require.Positive(t, notifications, "toolwarden reported the 6 s script's progress")
+	return "✓ asks (progressToken); a 6 s run_script's notifications accepted, its result reaches the model; " + shown
 }
 
 // checkApprover checks the terminal approver saw the approved, then the

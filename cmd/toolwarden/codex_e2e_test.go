@@ -156,7 +156,7 @@ env_key = "FAKE_API_KEY"
 	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o644))
 
 	ctx := ctxCLI(t)
-	stop := terminalApprover(ctx, tw, r.decisions...)
+	stop := startApprover(ctx, tw, r.decisions...)
 	cmd := exec.CommandContext(ctx, cli, "exec", "--skip-git-repo-check", "Read hello.txt.")
 	cmd.Dir = ws
 	cmd.Env = append(env, "CODEX_HOME="+home, "FAKE_API_KEY=fake", "NO_COLOR=1", "E2E_MCP_BEARER="+httpToken)
@@ -220,7 +220,7 @@ func TestCodexApprovalAndRunScript(t *testing.T) {
 	if !t.Failed() {
 		observe(t, codexCLI, codexVersion, approvalColumn, "✓ terminal, with `default_tools_approval_mode = \"approve\"` (Codex passes the call on): the approved write's result and the denial with its reason reach the model")
 		observe(t, codexCLI, codexVersion, "run_script", "✓ Python in the runsc sandbox, stdout reaches the model (with `default_tools_approval_mode`)")
-		observe(t, codexCLI, codexVersion, "progress", progressCell(asked, notes, "none printed by `codex exec`"))
+		observe(t, codexCLI, codexVersion, "progress", progressCell(t, asked, notes, "none printed by `codex exec`"))
 	}
 }
 

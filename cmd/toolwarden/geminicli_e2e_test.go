@@ -115,7 +115,7 @@ func (r cliRun) run(t *testing.T, turns ...fake.Turn) cliResult {
 		env = append(env, "GEMINI_CLI_TRUST_WORKSPACE=true")
 	}
 	ctx := ctxCLI(t)
-	stop := terminalApprover(ctx, tw, r.decisions...)
+	stop := startApprover(ctx, tw, r.decisions...)
 	cmd := exec.CommandContext(ctx, cli, append(args, "-p", "Read hello.txt.")...)
 	cmd.Dir, cmd.Env = ws, env
 	var stdout, stderr bytes.Buffer
@@ -460,7 +460,7 @@ func TestGeminiCLIApprovalAndRunScript(t *testing.T) {
 	if !t.Failed() {
 		observe(t, geminiCLI, geminiCLIVersion, approvalColumn, "✓ terminal (`--approval-mode yolo` to declare write_file): the approved write's result and the denial with its reason reach the model")
 		observe(t, geminiCLI, geminiCLIVersion, "run_script", "✓ Python in the runsc sandbox, stdout reaches the model")
-		observe(t, geminiCLI, geminiCLIVersion, "progress", progressCell(asked, notes, "routed to the running call's view, none printed headless"))
+		observe(t, geminiCLI, geminiCLIVersion, "progress", progressCell(t, asked, notes, "routed to the running call's view, none printed headless"))
 	}
 }
 

@@ -119,7 +119,7 @@ func TestInspectorCLIApprovalAndRunScript(t *testing.T) {
 	// starts one) while the terminal approver gives d, if any.
 	call := func(wantErr bool, d []decision, tool string, args ...string) (mcp.CallToolResult, approverResult) {
 		t.Helper()
-		stop := terminalApprover(ctxCLI(t), tw, d...)
+		stop := startApprover(ctxCLI(t), tw, d...)
 		cli := []string{"--method", "tools/call", "--tool-name", tool}
 		for _, a := range args {
 			cli = append(cli, "--tool-arg", a)
@@ -154,6 +154,6 @@ func TestInspectorCLIApprovalAndRunScript(t *testing.T) {
 		observe(t, inspector, inspectorVersion, "elicitation", "✗ not declared by `--cli`: use the page or terminal approver")
 		observe(t, inspector, inspectorVersion, approvalColumn, "✓ terminal (stdio): the approved write's result and the denial with its reason printed")
 		observe(t, inspector, inspectorVersion, "run_script", "✓ Python in the runsc sandbox, stdout printed")
-		observe(t, inspector, inspectorVersion, "progress", progressCell(asked, notes, "none printed by `--cli`"))
+		observe(t, inspector, inspectorVersion, "progress", progressCell(t, asked, notes, "none printed by `--cli`"))
 	}
 }
