@@ -34,8 +34,13 @@ type claudeRun struct {
 	serve     serveOpts
 	decisions []decision
 	http      string
-	// allowed are the toolwarden tools the run may call without asking.
-	allowed []string
+	// allowed are the toolwarden tools the run may call without asking;
+	// builtin, Claude Code's own.
+	allowed, builtin []string
+	// ws and env, when set, are the run's workspace and environment
+	// (artifactEnv's, for resources), instead of new ones.
+	ws  string
+	env []string
 }
 
 // claudeResult is what a run left behind.
@@ -53,7 +58,7 @@ type claudeResult struct {
 func (r claudeRun) run(t *testing.T, turns ...[]fake.Block) claudeResult {
 	t.Helper()
 	cli := testenv.Need(t, "TOOLWARDEN_TEST_CLAUDE_CODE")[0] // scripts/test sets it up
-	ws, env := workspace(t)
+	ws, env := r.workspace(t)
 	parent := filepath.Dir(ws)
 	f := fake.New("mcp__toolwarden__", turns...)
 	t.Cleanup(f.Close)
@@ -65,9 +70,9 @@ func (r claudeRun) run(t *testing.T, turns ...[]fake.Block) claudeResult {
 	}
 	cfg := filepath.Join(parent, "mcp.json")
 	writeSettings(t, cfg, map[string]any{"mcpServers": map[string]any{"toolwarden": server}})
-	allowed := make([]string, len(r.allowed))
-	for i, name := range r.allowed {
-		allowed[i] = "mcp__toolwarden__" + name
+	allowed := append([]string(nil), r.builtin...)
+	for _, name := range r.allowed {
+		allowed = append(allowed, "mcp__toolwarden__"+name)
 	}
 	args := []string{"-p", "Read hello.txt, then write out.txt.", "--mcp-config", cfg, "--strict-mcp-config",
 		"--allowedTools", strings.Join(allowed, ","), "--output-format", "json"}
@@ -88,6 +93,14 @@ func (r claudeRun) run(t *testing.T, turns ...[]fake.Block) claudeResult {
 	assert.Empty(t, f.Problems())
 	sent, answered := tw.rpc(t)
 	return claudeResult{ws: ws, fake: f, stdout: stdout.String(), sent: sent, answered: answered, approver: approver}
+}
+
+// workspace is the run's workspace and environment.
+func (r claudeRun) workspace(t *testing.T) (string, []string) {
+	if r.ws != "" {
+		return r.ws, r.env
+	}
+	return workspace(t)
 }
 
 // finalText is the result Claude Code printed (--output-format json).
@@ -242,5 +255,27 @@ func TestClaudeCodeApprovalPage(t *testing.T) {
 	}
 	if !t.Failed() {
 		observe(t, claudeCode, claudeCodeVersion, approvalColumn, "✓ terminal and page (`approval.channel: [terminal]` or `[page]`, not `elicit`): the approved write's result and the denial reach the model")
+	}
+}
+
+// TestClaudeCodeResources: toolwarden's stored artifacts are resources;
+// Claude Code gives the model its ReadMcpResourceTool, and the artifact
+// read through it reaches the model.
+func TestClaudeCodeResources(t *testing.T) {
+	ws, env := artifactEnv(t)
+	uri := storeArtifact(t, ws, env)
+	r := claudeRun{serve: serveOpts{resources: true}, ws: ws, env: env, builtin: []string{"ReadMcpResourceTool"}}
+	res := r.run(t,
+		[]fake.Block{fake.ToolUse("toolu_1", "ReadMcpResourceTool", map[string]any{"server": "toolwarden", "uri": uri})},
+		[]fake.Block{fake.Text("The artifact says hello.")})
+	main := res.fake.Main()
+	require.Len(t, main, 2)
+	assert.Contains(t, main[0].ToolNames(), "ReadMcpResourceTool", "Claude Code declares its resource tool")
+	read, ok := main[1].ToolResult("toolu_1")
+	require.True(t, ok)
+	assert.False(t, read.IsError, read.Text)
+	assert.Contains(t, read.Text, "hello from an artifact", "the artifact reaches the model")
+	if !t.Failed() {
+		observe(t, claudeCode, claudeCodeVersion, "resources", "✓ its `ReadMcpResourceTool` reads a stored artifact; the text reaches the model")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,6 +48,9 @@ type serveOpts struct {
 	// runScript offers run_script in the runsc sandbox, without asking
 	// (runScriptArgs); it needs root here.
 	runScript bool
+	// resources offers the artifact tools, and so the artifacts as
+	// resources; env must hold the store's settings (artifactEnv).
+	resources bool
 }
 
 // stdioServer is toolwarden as a CLI client starts it over stdio.
@@ -103,6 +107,9 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 		flags = append(flags, runScriptArgs...)
 		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
 		exports["TOOLWARDEN_EXEC_RUNSC_PATH"] = currentRunsc(t)
+	}
+	if o.resources {
+		flags = append(flags, "--allow", "*_artifact*")
 	}
 	var script strings.Builder
 	script.WriteString("#!/bin/sh\n")
@@ -379,3 +386,25 @@ func checkWorkspace(t *testing.T, ws string) {
 
 // httpToken is the bearer token startHTTP's server requires.
 const httpToken = "e2e-token-0123456789"
+
+// artifactText is the content storeArtifact stores.
+const artifactText = "hello from an artifact\n"
+
+// storeArtifact stores artifactText under a new task with `toolwarden
+// call` and returns its resource URI; env holds the artifact store's
+// settings (artifactEnv).
+func storeArtifact(t *testing.T, ws string, env []string) string {
+	t.Helper()
+	args, err := json.Marshal(map[string]any{"task_id": uuid.NewString(), "name": "notes.txt", "content": artifactText, "encoding": "text"})
+	require.NoError(t, err)
+	cmd := exec.Command(binary, "call", "--workspace", ws, "--allow", "store_artifact", "--approval", "store_artifact=allow", "store_artifact", string(args))
+	cmd.Env = env
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var res struct {
+		StructuredContent struct{ URI string } `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	require.NotEmpty(t, res.StructuredContent.URI, "%s", out)
+	return res.StructuredContent.URI
+}

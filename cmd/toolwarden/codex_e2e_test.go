@@ -93,6 +93,10 @@ type codexRun struct {
 	http      string
 	// server adds lines to toolwarden's [mcp_servers.toolwarden] table.
 	server string
+	// ws and env, when set, are the run's workspace and environment
+	// (artifactEnv's, for resources), instead of new ones; a retry reuses them.
+	ws  string
+	env []string
 }
 
 // codexResult is what a run left behind.
@@ -127,7 +131,10 @@ func (r codexRun) run(t *testing.T, turns ...[]fake.Item) codexResult {
 // workspace, with toolwarden in CODEX_HOME/config.toml.
 func (r codexRun) runOnce(t *testing.T, cli string, turns [][]fake.Item) codexResult {
 	t.Helper()
-	ws, env := workspace(t)
+	ws, env := r.ws, r.env
+	if ws == "" {
+		ws, env = workspace(t)
+	}
 	parent := filepath.Dir(ws)
 	f := fake.New("toolwarden", turns...)
 	t.Cleanup(f.Close)
@@ -265,5 +272,25 @@ func TestCodexElicitation(t *testing.T) {
 	if !t.Failed() {
 		observe(t, codexCLI, codexVersion, "elicitation", "declared; `codex exec` declines the question: `denied.approval_declined` reaches the model. "+
 			"Only with `default_tools_approval_mode = \"approve\"`: else Codex refuses tools not marked read-only before calling them")
+	}
+}
+
+// TestCodexResources: toolwarden's stored artifacts are resources; Codex
+// gives the model its read_mcp_resource tool, and the artifact read
+// through it reaches the model.
+func TestCodexResources(t *testing.T) {
+	ws, env := artifactEnv(t)
+	uri := storeArtifact(t, ws, env)
+	res := codexRun{serve: serveOpts{resources: true}, ws: ws, env: env}.run(t,
+		[]fake.Item{fake.Call("call_1", "", "read_mcp_resource", map[string]any{"server": "toolwarden", "uri": uri})},
+		[]fake.Item{fake.Text("The artifact says hello.")})
+	main := res.fake.Main()
+	require.Len(t, main, 2, "codex stderr: %s", res.stderr)
+	assert.Contains(t, main[0].ToolNames(), "read_mcp_resource", "Codex declares its resource tool")
+	read, ok := main[1].Output("call_1")
+	require.True(t, ok)
+	assert.Contains(t, read, "hello from an artifact", "the artifact reaches the model")
+	if !t.Failed() {
+		observe(t, codexCLI, codexVersion, "resources", "✓ its `read_mcp_resource` tool reads a stored artifact; the text reaches the model")
 	}
 }

@@ -58,6 +58,10 @@ type cliRun struct {
 	// base URL, reached with httpUrl and a bearer token header, instead of
 	// one the CLI starts.
 	http string
+	// ws and env, when set, are the run's workspace and environment
+	// (artifactEnv's, for resources), instead of new ones.
+	ws  string
+	env []string
 }
 
 // cliResult is what a run left behind.
@@ -75,7 +79,10 @@ type cliResult struct {
 func (r cliRun) run(t *testing.T, turns ...fake.Turn) cliResult {
 	t.Helper()
 	cli := testenv.Need(t, "TOOLWARDEN_TEST_GEMINI_CLI")[0] // scripts/test sets it up
-	ws, env := geminiWorkspace(t)
+	ws, env := r.ws, withoutGeminiEndpoint(r.env)
+	if ws == "" {
+		ws, env = geminiWorkspace(t)
+	}
 	parent := filepath.Dir(ws)
 	f := fake.New(turns...)
 	t.Cleanup(f.Close)
@@ -483,5 +490,27 @@ func TestGeminiCLIHTTP(t *testing.T) {
 	assert.Equal(t, 1, auditCount(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", "allowed"), "the HTTP server ran it")
 	if !t.Failed() {
 		observe(t, geminiCLI, geminiCLIVersion, "HTTP", "✓ streamable HTTP (`httpUrl`), bearer token in `headers`")
+	}
+}
+
+// TestGeminiCLIResources: toolwarden's stored artifacts are resources; the
+// CLI gives the model its read_mcp_resource tool once a server lists any,
+// and the artifact read through it reaches the model.
+func TestGeminiCLIResources(t *testing.T) {
+	ws, env := artifactEnv(t)
+	uri := storeArtifact(t, ws, env)
+	res := cliRun{trust: true, serve: serveOpts{resources: true}, ws: ws, env: env}.run(t,
+		fake.Reply(fake.Call("r1", "read_mcp_resource", map[string]any{"uri": uri})),
+		fake.Reply(fake.Text("The artifact says hello.")))
+	reqs := mainRequests(res.fake)
+	require.Len(t, reqs, 2)
+	assert.Contains(t, declarations(reqs[0]), "read_mcp_resource", "the CLI declares its resource tool")
+	fr := reqs[1].FunctionResponses()
+	require.Len(t, fr, 1)
+	raw, err := json.Marshal(fr[0])
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), "hello from an artifact", "the artifact reaches the model")
+	if !t.Failed() {
+		observe(t, geminiCLI, geminiCLIVersion, "resources", "✓ its `read_mcp_resource` tool reads a stored artifact; the text reaches the model")
 	}
 }

@@ -157,3 +157,28 @@ func TestInspectorCLIApprovalAndRunScript(t *testing.T) {
 		observe(t, inspector, inspectorVersion, "progress", progressCell(t, asked, notes, "none printed by `--cli`"))
 	}
 }
+
+// TestInspectorCLIResources: toolwarden's stored artifacts are resources
+// (artifact://tasks/ID/NAME); the Inspector's CLI lists the template and
+// reads one.
+func TestInspectorCLIResources(t *testing.T) {
+	bin := testenv.Need(t, "TOOLWARDEN_TEST_INSPECTOR")[0] // scripts/test sets it up
+	ws, env := artifactEnv(t)
+	env = inspectorEnv(bin, env)
+	uri := storeArtifact(t, ws, env)
+	tw := newStdioServer(t, ws, env, serveOpts{resources: true})
+	target := append([]string{tw.command}, tw.args...)
+
+	var templates mcp.ListResourceTemplatesResult
+	out := runInspector(t, bin, env, target, false, "--method", "resources/templates/list")
+	require.NoError(t, json.Unmarshal(out, &templates), "%s", out)
+	require.NotEmpty(t, templates.ResourceTemplates, "%s", out)
+	assert.Equal(t, "artifact://tasks/{task_id}/{name}", templates.ResourceTemplates[0].URITemplate.Raw())
+
+	out = runInspector(t, bin, env, target, false, "--method", "resources/read", "--uri", uri)
+	assert.Contains(t, string(out), `"uri": "`+uri+`"`)
+	assert.Contains(t, string(out), `"text": "hello from an artifact\n"`)
+	if !t.Failed() {
+		observe(t, inspector, inspectorVersion, "resources", "✓ `resources/templates/list` and `resources/read` of a stored artifact")
+	}
+}
