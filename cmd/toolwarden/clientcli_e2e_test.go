@@ -77,40 +77,12 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 	s := stdioServer{command: filepath.Join(parent, "toolwarden-tee"), args: []string{"serve", "--workspace", ws},
 		sent: filepath.Join(parent, "rpc.jsonl"), answered: filepath.Join(parent, "rpc-answers.jsonl"), env: env}
 	exports := map[string]string{}
-	// flags go after the client's arguments, in the wrapper: a client
-	// may take them for its own (the Inspector's CLI reads --config).
-	var flags []string
 	for _, kv := range env {
 		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TOOLWARDEN_") {
 			exports[k] = v
 		}
 	}
-	if o.approvals {
-		// The control socket's path must fit a Unix socket address:
-		// a short directory of its own, not the test's temp dir.
-		runtime, err := os.MkdirTemp("", "tw-rt-")
-		require.NoError(t, err)
-		t.Cleanup(func() { os.RemoveAll(runtime) })
-		cfg := filepath.Join(parent, "toolwarden.yaml")
-		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [terminal]\n"), 0o644))
-		flags = append(flags, "--config", cfg)
-		exports["XDG_RUNTIME_DIR"] = runtime
-		s.env = append(append([]string(nil), env...), "XDG_RUNTIME_DIR="+runtime)
-	}
-	if o.page {
-		cfg := filepath.Join(parent, "toolwarden-page.yaml")
-		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [page]\n"), 0o644))
-		flags = append(flags, "--config", cfg)
-		s.stderr = filepath.Join(parent, "toolwarden-stderr.log")
-	}
-	if o.runScript {
-		flags = append(flags, runScriptArgs...)
-		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
-		exports["TOOLWARDEN_EXEC_RUNSC_PATH"] = currentRunsc(t)
-	}
-	if o.resources {
-		flags = append(flags, "--allow", "*_artifact*")
-	}
+	flags := s.setUp(t, parent, o, exports)
 	var script strings.Builder
 	script.WriteString("#!/bin/sh\n")
 	for k, v := range exports {
@@ -126,6 +98,43 @@ func newStdioServer(t *testing.T, ws string, env []string, o serveOpts) stdioSer
 	fmt.Fprintf(&script, "tee %s | %s \"$@\" %s | tee %s\n", shellQuote(s.sent), shellQuote(binary), strings.Join(quoted, " "), shellQuote(s.answered))
 	require.NoError(t, os.WriteFile(s.command, []byte(script.String()), 0o755))
 	return s
+}
+
+// setUp prepares what o asks for, adding to the wrapper's exports, and
+// returns the flags toolwarden gets after the client's arguments (in the
+// wrapper: a client may take them for its own, the Inspector's CLI takes
+// --config).
+func (s *stdioServer) setUp(t *testing.T, parent string, o serveOpts, exports map[string]string) (flags []string) {
+	t.Helper()
+	var channels []string
+	if o.approvals {
+		// The control socket's path must fit a Unix socket address:
+		// a short directory of its own, not the test's temp dir.
+		runtime, err := os.MkdirTemp("", "tw-rt-")
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(runtime) })
+		exports["XDG_RUNTIME_DIR"] = runtime
+		s.env = append(append([]string(nil), s.env...), "XDG_RUNTIME_DIR="+runtime)
+		channels = append(channels, "terminal")
+	}
+	if o.page {
+		s.stderr = filepath.Join(parent, "toolwarden-stderr.log")
+		channels = append(channels, "page")
+	}
+	if channels != nil {
+		cfg := filepath.Join(parent, "toolwarden.yaml")
+		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: ["+strings.Join(channels, ", ")+"]\n"), 0o644))
+		flags = append(flags, "--config", cfg)
+	}
+	if o.runScript {
+		flags = append(flags, runScriptArgs...)
+		exports["TOOLWARDEN_EXEC_BACKEND"] = "runsc"
+		exports["TOOLWARDEN_EXEC_RUNSC_PATH"] = currentRunsc(t)
+	}
+	if o.resources {
+		flags = append(flags, "--allow", "*_artifact*")
+	}
+	return flags
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
