@@ -277,4 +277,5 @@ func TestApprovalPagePythonClient(t *testing.T) {
 	}
 	require.NoError(t, err, string(stderr))
 	require.JSONEq(t, `{"approved": true, "denied": true, "forged_refused": true}`, string(out))
+	observe(t, pythonSDK, pythonSDKVersion(t), approvalColumn, "✓ page (stdio, no elicitation callback): approved write runs, denial refuses, a cross-origin decision is refused")
 }

@@ -97,6 +97,7 @@ func TestApprovalsCommands(t *testing.T) {
 	out, err = approvalsCLI(t, env, "list", "--server", "999999999")
 	require.Error(t, err)
 	require.Contains(t, out, `no server "999999999"`)
+	observe(t, mcpGo, mcpGoVersion(), approvalColumn, "✓ terminal (`toolwarden approvals approve/deny`, stdio, no elicitation): approved write runs, denial refuses")
 }
 
 // ptyOutput collects what a pty prints.

@@ -33,7 +33,11 @@ const (
 )
 
 // tableColumns are the compatibility table's columns, in order.
-var tableColumns = []string{"tools", "structured output", "errors", "elicitation", "progress", "HTTP"}
+var tableColumns = []string{"tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP"}
+
+// approvalColumn is the column of approvals asked outside the client, on
+// the approval page or the terminal approver (docs/approvals.md).
+const approvalColumn = "page / terminal approval"
 
 // clientRow is what the tests observed of one client.
 type clientRow struct {

@@ -44,13 +44,19 @@ func geminiRun(t *testing.T, env []string, args ...string) (string, string, erro
 // environment the tests run in.
 func geminiWorkspace(t *testing.T) (string, []string) {
 	ws, env := workspace(t)
+	return ws, withoutGeminiEndpoint(env)
+}
+
+// withoutGeminiEndpoint is env without the variables that point a Gemini
+// client elsewhere than the test's fake.
+func withoutGeminiEndpoint(env []string) []string {
 	var out []string
 	for _, kv := range env {
 		if !strings.HasPrefix(kv, "GOOGLE_GEMINI_BASE_URL=") && !strings.HasPrefix(kv, "GOOGLE_GENAI_") {
 			out = append(out, kv)
 		}
 	}
-	return ws, out
+	return out
 }
 
 func readHelloScript() *fake.Server {

@@ -142,7 +142,8 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	observe(t, client, tsSDKVersion, "errors", fmt.Sprintf("✓ %d error results pass the SDK, code+hint in text and `_meta`", len(last.Errors)))
 	observe(t, client, tsSDKVersion, "elicitation", "✓ stdio, streamable HTTP: asked once, accepted, write ran; SSE: `denied.approval_unavailable` (toolwarden cannot ask over SSE)")
 	if progress > 0 {
-		observe(t, client, tsSDKVersion, "progress", fmt.Sprintf("✓ run_script (5 s, stdio): %d notifications reach `onprogress`", progress))
+		observe(t, client, tsSDKVersion, "run_script", "✓ bash in the runsc sandbox (stdio), result validates against the output schema")
+		observe(t, client, tsSDKVersion, "progress", "✓ run_script (5 s, stdio): its notifications reach `onprogress`")
 	}
 	observe(t, client, tsSDKVersion, "HTTP", "✓ streamable HTTP and SSE, bearer token")
 }
