@@ -14,27 +14,59 @@ func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log"}
 	cmd.AddCommand(&cobra.Command{
 		Use:   "verify FILE|DIR...",
-		Short: "Check an audit log's hash chain, across its rotated files; fails on an edited, deleted or reordered line or file",
+		Short: "Check audit logs' hash chains, across their rotated files; fails on an edited, deleted or reordered line or file",
 		Long: `Check the hash chain of audit files. Given a directory, every audit file in it
 (the log and the files it was rotated to; .torn files are listed, not chained);
 given several files, they are ordered by their rotation links and each link is
-checked. The report names the files in chain order, the rotations, the line
-counts, and every torn last line that was set aside after a crash.`,
+checked. The files of several replicas (told apart by the replica their lines
+name) are several chains, each checked and reported on its own. The report
+names the files in chain order, the rotations, the line counts, and every
+torn last line that was set aside after a crash.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := auditFiles(args)
 			if err != nil {
 				return err
 			}
-			res, err := guard.VerifyFiles(files)
-			if err != nil {
-				return err
-			}
-			printChain(cmd.OutOrStdout(), res)
-			return nil
+			return reportChains(cmd.OutOrStdout(), guard.VerifyChains(files))
 		},
 	})
 	return cmd
+}
+
+// reportChains prints each chain, headed by its replica when there are
+// several, and fails if any is broken.
+func reportChains(w io.Writer, chains []guard.Chain) error {
+	if len(chains) == 1 {
+		if chains[0].Err != nil {
+			return chains[0].Err
+		}
+		printChain(w, chains[0].ChainResult)
+		return nil
+	}
+	broken := 0
+	for _, c := range chains {
+		fmt.Fprintf(w, "replica %s:\n", replicaName(c.Replica))
+		if c.Err != nil {
+			broken++
+			fmt.Fprintf(w, "FAILED: %v\n", c.Err)
+			continue
+		}
+		printChain(w, c.ChainResult)
+	}
+	if broken > 0 {
+		return fmt.Errorf("%d of %d chains broken", broken, len(chains))
+	}
+	return nil
+}
+
+// replicaName names a chain's replica; logs written before replicas were
+// named have none.
+func replicaName(r string) string {
+	if r == "" {
+		return "(none named)"
+	}
+	return r
 }
 
 // auditFiles expands directories into their audit files.

@@ -80,7 +80,8 @@ func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcp
 
 // auditOptions turns the audit config into the log's options.
 func auditOptions(c configs.Audit, log *slog.Logger) guard.AuditOptions {
-	return guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log}
+	return guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
+		Replica: c.Replica()}
 }
 
 func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger) error {
