@@ -101,6 +101,15 @@ type AuditOptions struct {
 	Log *slog.Logger
 	// Replica is written into every line (Entry.Replica).
 	Replica string
+	// Ship, if set, receives every line once it is written.
+	Ship Shipper
+}
+
+// Shipper sends audit lines elsewhere (package auditship). Ship is called
+// with the log's lock held, once the line is in the file: it must not
+// block, and must copy line, whose buffer is reused.
+type Shipper interface {
+	Ship(line []byte, seq uint64, hash string)
 }
 
 // AuditLog appends hash-chained entries to a file. Several processes may
@@ -287,6 +296,9 @@ func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 		a.born = a.now()
 	}
 	a.last, a.size = &e, size+int64(n)
+	if a.opts.Ship != nil {
+		a.opts.Ship.Ship(line, e.Seq, e.Hash)
+	}
 	return a.sync.wrote(), nil
 }
 

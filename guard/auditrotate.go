@@ -66,6 +66,9 @@ func (a *AuditLog) rotate(last *Entry) error {
 		return err
 	}
 	a.replace(f)
+	if a.opts.Ship != nil {
+		a.opts.Ship.Ship(line, first.Seq, first.Hash)
+	}
 	a.prune()
 	return nil
 }
