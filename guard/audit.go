@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -129,6 +128,7 @@ type AuditLog struct {
 	fd   int
 	st   syscall.Stat_t
 	enc  lineEncoder
+	head Entry
 	// active is when this process last appended, checked when its open
 	// file was last compared with path (see hold); poll watches the lock.
 	active, checked time.Time
@@ -295,7 +295,10 @@ func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 	if last == nil {
 		a.born = a.now()
 	}
-	a.last, a.size = &e, size+int64(n)
+	// The newest entry is kept in a.head rather than a new allocation;
+	// whoever holds the previous a.last has used it by now.
+	a.head = e
+	a.last, a.size = &a.head, size+int64(n)
 	if a.opts.Ship != nil {
 		a.opts.Ship.Ship(line, e.Seq, e.Hash)
 	}
@@ -320,11 +323,6 @@ func hashEntry(e Entry) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// emptyHash is how an empty Hash encodes. Only a member boundary can hold
-// it: a quote inside a string value is escaped, and no member before hash
-// is an object.
-const emptyHash = `,"hash":""`
-
 // hashedLine sets e.Hash (as hashEntry would) and returns e's JSON line,
 // encoding e once: the hash goes into the hash-less encoding it was taken
 // over.
@@ -341,13 +339,9 @@ type lineEncoder struct{ bare, buf []byte }
 // line sets e.Hash and returns e's JSON line, valid until the next call.
 func (enc *lineEncoder) line(e *Entry) ([]byte, error) {
 	e.Hash = ""
-	enc.bare = appendEntry(enc.bare[:0], e)
+	var i int
+	enc.bare, i = appendEntryAt(enc.bare[:0], e)
 	sum := sha256.Sum256(enc.bare)
-	i := bytes.Index(enc.bare, []byte(emptyHash))
-	if i < 0 {
-		return nil, errors.New("audit entry: no hash member in its encoding")
-	}
-	i += len(emptyHash) - 1
 	line := append(enc.buf[:0], enc.bare[:i]...)
 	line = hex.AppendEncode(line, sum[:])
 	e.Hash = string(line[i:])

@@ -13,6 +13,13 @@ import (
 // of every call. TestAppendEntryIsJSONMarshal and FuzzAppendEntry hold
 // the two together; a field added to Entry must be added here in order.
 func appendEntry(b []byte, e *Entry) []byte {
+	b, _ = appendEntryAt(b, e)
+	return b
+}
+
+// appendEntryAt is appendEntry that also returns where the hash's value
+// begins (after its opening quote).
+func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = appendMember(b, `,"time":`, e.Time)
@@ -30,7 +37,9 @@ func appendEntry(b []byte, e *Entry) []byte {
 	b = append(b, `,"duration_ms":`...)
 	b = appendFloat(b, e.DurationMS)
 	b = appendMember(b, `,"prev":`, e.Prev)
-	b = appendMember(b, `,"hash":`, e.Hash)
+	b = append(b, `,"hash":`...)
+	at := len(b) + 1
+	b = appendString(b, e.Hash)
 	if len(e.DroppedArgs) > 0 {
 		b = append(b, `,"dropped_args":[`...)
 		for i, s := range e.DroppedArgs {
@@ -55,7 +64,7 @@ func appendEntry(b []byte, e *Entry) []byte {
 		b = strconv.AppendInt(b, e.TornBytes, 10)
 	}
 	b = appendOmitempty(b, `,"torn_file":`, e.TornFile)
-	return append(b, '}')
+	return append(b, '}'), at
 }
 
 func appendMember(b []byte, key, s string) []byte {
