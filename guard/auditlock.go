@@ -23,7 +23,9 @@ import (
 //
 // The count is a hint, the flock the guarantee: a process killed while
 // waiting leaves the count raised, which only makes the holder give the
-// lock up after each line, as before this lock existed.
+// lock up after each line, as before this lock existed. So does a file
+// system that cannot map the lock file shared (unmapped): the count then
+// reads as always raised.
 type writerLock struct {
 	f    *os.File
 	fd   int
@@ -48,10 +50,15 @@ func openWriterLock(path string) (*writerLock, error) {
 	}
 	l, err := mapWriterLock(f)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("audit log lock file %s: %w", f.Name(), err)
+		return unmapped(f), nil
 	}
 	return l, nil
+}
+
+// unmapped is the lock without the shared count: given up after each line.
+func unmapped(f *os.File) *writerLock {
+	raised := uint32(1)
+	return &writerLock{f: f, fd: int(f.Fd()), want: &raised}
 }
 
 func mapWriterLock(f *os.File) (*writerLock, error) {
@@ -98,7 +105,10 @@ func (l *writerLock) release() {
 
 func (l *writerLock) close() error {
 	l.release()
-	err := syscall.Munmap(l.mem)
+	var err error
+	if l.mem != nil {
+		err = syscall.Munmap(l.mem)
+	}
 	l.mem, l.want = nil, nil
 	if cerr := l.f.Close(); err == nil {
 		err = cerr

@@ -162,3 +162,26 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestAuditLockWithoutASharedMapping: where the lock file cannot be mapped
+// shared, the lock is given up after every line, and writers still chain.
+func TestAuditLockWithoutASharedMapping(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	a, b := openTestLog(t, path), openTestLog(t, path)
+	for _, w := range []*AuditLog{a, b} {
+		f, err := os.OpenFile(lockPath(path), os.O_RDWR, 0)
+		require.NoError(t, err)
+		w.mu.Lock()
+		require.NoError(t, w.lk.close())
+		w.lk = unmapped(f)
+		w.mu.Unlock()
+	}
+	for i := range 10 {
+		w := []*AuditLog{a, b}[i%2]
+		require.NoError(t, w.Append(testEntry(i)))
+		require.False(t, w.lk.held)
+	}
+	res, err := verifyLines(readLines(t, path))
+	require.NoError(t, err)
+	require.Equal(t, 10, res.Lines)
+}
