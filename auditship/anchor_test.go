@@ -18,8 +18,13 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
+// anchorBucket is the bucket anchor tests write to on the shared MinIO:
+// never the artifacts bucket, whose own tests expect only artifacts in it.
+const anchorBucket = "toolwarden-test-audit-anchors"
+
 // sharedS3 is the MinIO scripts/services runs, configured from the
-// environment as toolwarden serve would be, and its bucket.
+// environment as toolwarden serve would be, and the anchors' bucket on it
+// (made if missing).
 func sharedS3(t *testing.T) (*minio.Client, string) {
 	t.Helper()
 	testenv.Need(t, "TOOLWARDEN_ARTIFACTS_ENDPOINT")
@@ -30,8 +35,16 @@ func sharedS3(t *testing.T) (*minio.Client, string) {
 	require.NoError(t, err)
 	c, err := NewS3Client(l.Config.Artifacts)
 	require.NoError(t, err)
-	require.NoError(t, CheckBucket(context.Background(), c, l.Config.Artifacts.Bucket))
-	return c, l.Config.Artifacts.Bucket
+	ctx := context.Background()
+	require.ErrorContains(t, CheckBucket(ctx, c, "toolwarden-no-such-bucket"), `bucket "toolwarden-no-such-bucket" does not exist`)
+	if ok, err := c.BucketExists(ctx, anchorBucket); err == nil && !ok {
+		err = c.MakeBucket(ctx, anchorBucket, minio.MakeBucketOptions{Region: l.Config.Artifacts.Region})
+		if err != nil && minio.ToErrorResponse(err).Code != "BucketAlreadyOwnedByYou" {
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, CheckBucket(ctx, c, anchorBucket))
+	return c, anchorBucket
 }
 
 func appendN(t *testing.T, a *guard.AuditLog, from, n int) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -39,8 +41,9 @@ func TestAuditAnchorsFromTheBinary(t *testing.T) {
 	dir := filepath.Join(filepath.Dir(ws), "audit")
 	path := filepath.Join(dir, "audit.jsonl")
 	prefix := "e2e-anchors-" + uuid.NewString() + "/"
+	bucket := anchorBucket(t)
 	env = append(env, "TOOLWARDEN_AUDIT_PATH="+path, "TOOLWARDEN_AUDIT_REPLICA_ID=e2e-1",
-		"TOOLWARDEN_AUDIT_ANCHOR_BUCKET="+os.Getenv("TOOLWARDEN_ARTIFACTS_BUCKET"), "TOOLWARDEN_AUDIT_ANCHOR_PREFIX="+prefix)
+		"TOOLWARDEN_AUDIT_ANCHOR_BUCKET="+bucket, "TOOLWARDEN_AUDIT_ANCHOR_PREFIX="+prefix)
 	for range 3 {
 		callOnce(t, ws, env) // each writes its last head as it exits
 	}
@@ -52,7 +55,7 @@ func TestAuditAnchorsFromTheBinary(t *testing.T) {
 	}
 	out, err := verify("--anchors", dir)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "anchors s3://"+os.Getenv("TOOLWARDEN_ARTIFACTS_BUCKET")+"/"+prefix+"e2e-1/audit.jsonl/: 3 agree")
+	require.Contains(t, out, "anchors s3://"+bucket+"/"+prefix+"e2e-1/audit.jsonl/: 3 agree")
 
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -116,4 +119,21 @@ func TestAuditShippingFromTheBinary(t *testing.T) {
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Greater(t, len(after), len(b), "the call's lines are in the file with the sink down")
+}
+
+// anchorBucket makes, on the shared MinIO, the bucket anchors go to in
+// tests: never the artifacts bucket, whose tests expect only artifacts.
+func anchorBucket(t *testing.T) string {
+	t.Helper()
+	const bucket = "toolwarden-test-audit-anchors"
+	c, err := minio.New(os.Getenv("TOOLWARDEN_ARTIFACTS_ENDPOINT"), &minio.Options{
+		Creds: credentials.NewStaticV4(os.Getenv("TOOLWARDEN_ARTIFACTS_ACCESS_KEY"), os.Getenv("TOOLWARDEN_ARTIFACTS_SECRET_KEY"), "")})
+	require.NoError(t, err)
+	if ok, err := c.BucketExists(ctxT(t), bucket); err == nil && !ok {
+		err = c.MakeBucket(ctxT(t), bucket, minio.MakeBucketOptions{Region: os.Getenv("TOOLWARDEN_ARTIFACTS_REGION")})
+		if err != nil && minio.ToErrorResponse(err).Code != "BucketAlreadyOwnedByYou" {
+			require.NoError(t, err)
+		}
+	}
+	return bucket
 }
