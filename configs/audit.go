@@ -1,7 +1,12 @@
 package configs
 
 import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -12,7 +17,49 @@ var AuditSyncModes = []string{"always", "interval", "none"}
 // (a size in KiB) does not rotate at every call.
 const minAuditBytes = 4096
 
-func (a Audit) validate(add func(string, string, ...any)) {
+// Bounds on shipping and anchoring: a queue of a million lines is ~400 MB
+// held in memory; anchors more often than every second would be one S3
+// PUT per burst of calls.
+const (
+	maxShipQueue   = 1 << 20
+	minAnchorEvery = time.Second
+)
+
+// AuditShip sends every audit line to a sink as well (audit.ship).
+type AuditShip struct {
+	// Syslog is udp://host:port, tcp://host:port or unix:///path; empty
+	// is off.
+	Syslog string `mapstructure:"syslog" yaml:"syslog"`
+	// Queue bounds the lines waiting for the sink; beyond it lines are
+	// dropped and counted, never the call held up.
+	Queue int `mapstructure:"queue" yaml:"queue"`
+}
+
+// AuditAnchor writes the chain head to S3 every Every (audit.anchor),
+// through the artifacts section's S3 server and credentials.
+type AuditAnchor struct {
+	Bucket string        `mapstructure:"bucket" yaml:"bucket"`
+	Prefix string        `mapstructure:"prefix" yaml:"prefix"`
+	Every  time.Duration `mapstructure:"every" yaml:"every"`
+}
+
+// replicaID is what a replica may be called: it is written into every
+// line and is part of the anchors' S3 keys.
+var replicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Replica is the replica ID lines are written with: audit.replica_id, or
+// the host name.
+func (a Audit) Replica() string {
+	if a.ReplicaID != "" {
+		return a.ReplicaID
+	}
+	if h, err := os.Hostname(); err == nil && replicaID.MatchString(h) {
+		return h
+	}
+	return "unknown-host"
+}
+
+func (a Audit) validate(add func(string, string, ...any), store Artifacts) {
 	if !slices.Contains(AuditSyncModes, a.Sync) {
 		add("audit.sync", "%q is not one of always, interval, none", a.Sync)
 	}
@@ -24,5 +71,56 @@ func (a Audit) validate(add func(string, string, ...any)) {
 	}
 	if a.Keep < 0 {
 		add("audit.keep", "must be 0 (keep all) or more, got %d", a.Keep)
+	}
+	if a.ReplicaID != "" && !replicaID.MatchString(a.ReplicaID) {
+		add("audit.replica_id", "%q is not a replica ID (1-64 letters, digits, '.', '_' and '-', starting with a letter or digit)", a.ReplicaID)
+	}
+	a.Ship.validate(add)
+	a.Anchor.validate(add)
+	if a.Anchor.Bucket != "" && !store.Configured() {
+		add("audit.anchor.bucket", "anchors go to the S3 server of artifacts.endpoint (with its region, use_tls and credentials), which is not set")
+	}
+}
+
+func (s AuditShip) validate(add func(string, string, ...any)) {
+	if s.Queue < 1 || s.Queue > maxShipQueue {
+		add("audit.ship.queue", "must be 1 to %d, got %d", maxShipQueue, s.Queue)
+	}
+	if s.Syslog == "" {
+		return
+	}
+	if _, _, err := SyslogTarget(s.Syslog); err != nil {
+		add("audit.ship.syslog", "%v", err)
+	}
+}
+
+// SyslogTarget splits audit.ship.syslog into a network and an address for
+// net.Dial: udp, tcp (host:port) or unixgram (a socket path).
+func SyslogTarget(raw string) (network, addr string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("%q is not a URL such as udp://host:514, tcp://host:601 or unix:///dev/log", raw)
+	}
+	switch {
+	case (u.Scheme == "udp" || u.Scheme == "tcp") && u.Port() != "" && u.Hostname() != "" && strings.Trim(u.Path, "/") == "" && u.User == nil:
+		return u.Scheme, u.Host, nil
+	case u.Scheme == "unix" && u.Host == "" && strings.HasPrefix(u.Path, "/"):
+		return "unixgram", u.Path, nil
+	}
+	return "", "", fmt.Errorf("%q is not udp://host:port, tcp://host:port or unix:///path/to/socket", raw)
+}
+
+func (a AuditAnchor) validate(add func(string, string, ...any)) {
+	if a.Bucket == "" {
+		return
+	}
+	if !bucketName.MatchString(a.Bucket) || strings.Contains(a.Bucket, "..") {
+		add("audit.anchor.bucket", "%q is not an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", a.Bucket)
+	}
+	if strings.HasPrefix(a.Prefix, "/") || strings.Contains(a.Prefix, "..") {
+		add("audit.anchor.prefix", "%q must not start with / nor hold ..", a.Prefix)
+	}
+	if a.Every < minAnchorEvery {
+		add("audit.anchor.every", "must be at least %s, got %s", minAnchorEvery, a.Every)
 	}
 }

@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ func TestAuditDefaults(t *testing.T) {
 	isolate(t)
 	l, err := Load(Options{})
 	require.NoError(t, err)
-	require.Equal(t, Audit{Sync: "interval", MaxBytes: 64 << 20}, l.Config.Audit)
+	require.Equal(t, Audit{Sync: "interval", MaxBytes: 64 << 20, Ship: defaultShip, Anchor: defaultAnchor}, l.Config.Audit)
 }
 
 func TestAuditSettings(t *testing.T) {
@@ -19,7 +20,42 @@ func TestAuditSettings(t *testing.T) {
 	writeFile(t, "file.yaml", "audit:\n  sync: always\n  max_bytes: 1048576\n  max_age: 24h\n  keep: 5\n")
 	l, err := Load(Options{File: "file.yaml"})
 	require.NoError(t, err)
-	require.Equal(t, Audit{Sync: "always", MaxBytes: 1 << 20, MaxAge: 24 * time.Hour, Keep: 5}, l.Config.Audit)
+	require.Equal(t, Audit{Sync: "always", MaxBytes: 1 << 20, MaxAge: 24 * time.Hour, Keep: 5, Ship: defaultShip, Anchor: defaultAnchor}, l.Config.Audit)
+}
+
+var (
+	defaultShip   = AuditShip{Queue: 4096}
+	defaultAnchor = AuditAnchor{Prefix: "toolwarden-audit/", Every: time.Minute}
+)
+
+func TestAuditShippingAndAnchors(t *testing.T) {
+	isolate(t)
+	writeFile(t, "file.yaml", "audit:\n  replica_id: eu-1.a\n  ship:\n    syslog: tcp://127.0.0.1:601\n    queue: 10\n"+
+		"  anchor:\n    bucket: audit-anchors\n    prefix: fleet/\n    every: 30s\n"+
+		"artifacts:\n  endpoint: 127.0.0.1:9000\n")
+	l, err := Load(Options{File: "file.yaml"})
+	require.NoError(t, err)
+	a := l.Config.Audit
+	require.Equal(t, "eu-1.a", a.Replica())
+	require.Equal(t, AuditShip{Syslog: "tcp://127.0.0.1:601", Queue: 10}, a.Ship)
+	require.Equal(t, AuditAnchor{Bucket: "audit-anchors", Prefix: "fleet/", Every: 30 * time.Second}, a.Anchor)
+}
+
+func TestAuditReplicaDefaultsToTheHostName(t *testing.T) {
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	require.Equal(t, host, Audit{}.Replica())
+}
+
+func TestSyslogTarget(t *testing.T) {
+	for raw, want := range map[string][2]string{
+		"udp://127.0.0.1:514": {"udp", "127.0.0.1:514"}, "tcp://logs.example:601": {"tcp", "logs.example:601"},
+		"unix:///dev/log": {"unixgram", "/dev/log"},
+	} {
+		network, addr, err := SyslogTarget(raw)
+		require.NoError(t, err)
+		require.Equal(t, want, [2]string{network, addr})
+	}
 }
 
 func TestAuditRejectsBadValues(t *testing.T) {
@@ -30,6 +66,16 @@ func TestAuditRejectsBadValues(t *testing.T) {
 		{"audit:\n  max_bytes: -1\n", "audit.max_bytes: must be 0 (no size rotation) or at least 4096, got -1"},
 		{"audit:\n  max_age: 1s\n", "audit.max_age: must be 0 (no age rotation) or at least 1m, got 1s"},
 		{"audit:\n  keep: -2\n", "audit.keep: must be 0 (keep all) or more, got -2"},
+		{"audit:\n  replica_id: \"a/b\"\n", `audit.replica_id: "a/b" is not a replica ID`},
+		{"audit:\n  replica_id: -x\n", `audit.replica_id: "-x" is not a replica ID`},
+		{"audit:\n  ship:\n    queue: 0\n", "audit.ship.queue: must be 1 to 1048576, got 0"},
+		{"audit:\n  ship:\n    syslog: http://x:1\n", `audit.ship.syslog: "http://x:1" is not udp://host:port`},
+		{"audit:\n  ship:\n    syslog: udp://x\n", `audit.ship.syslog: "udp://x" is not udp://host:port`},
+		{"audit:\n  ship:\n    syslog: unix://host/dev/log\n", `is not udp://host:port, tcp://host:port or unix:///path/to/socket`},
+		{"audit:\n  anchor:\n    bucket: Bad_Bucket\n", `audit.anchor.bucket: "Bad_Bucket" is not an S3 bucket name`},
+		{"audit:\n  anchor:\n    bucket: anchors\n", "audit.anchor.bucket: anchors go to the S3 server of artifacts.endpoint"},
+		{"audit:\n  anchor:\n    bucket: anchors\n    every: 10ms\n", "audit.anchor.every: must be at least 1s, got 10ms"},
+		{"audit:\n  anchor:\n    bucket: anchors\n    prefix: ../x\n", `audit.anchor.prefix: "../x" must not start with / nor hold ..`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantErr, func(t *testing.T) {

@@ -106,6 +106,10 @@ type Audit struct {
 	MaxBytes int64         `mapstructure:"max_bytes" yaml:"max_bytes"`
 	MaxAge   time.Duration `mapstructure:"max_age" yaml:"max_age"`
 	Keep     int           `mapstructure:"keep" yaml:"keep"`
+	// ReplicaID, Ship and Anchor: see configs/audit.go.
+	ReplicaID string      `mapstructure:"replica_id" yaml:"replica_id"`
+	Ship      AuditShip   `mapstructure:"ship" yaml:"ship"`
+	Anchor    AuditAnchor `mapstructure:"anchor" yaml:"anchor"`
 }
 
 // HTTP configures the streamable HTTP and SSE transports.

@@ -67,7 +67,7 @@ func (l *Loaded) validate() error {
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
 	c.OutputFilter.validate(add)
-	c.Audit.validate(add)
+	c.Audit.validate(add, c.Artifacts)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}

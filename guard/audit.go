@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -18,11 +18,14 @@ import (
 // previous line's Hash, so editing, deleting or reordering lines breaks the
 // chain. Raw arguments are never written, only their digest.
 type Entry struct {
-	Seq        uint64  `json:"seq"`
-	Time       string  `json:"time"`
-	Session    string  `json:"session"`
-	Identity   string  `json:"identity,omitempty"` // keys limits, see Call.Identity
-	Trusted    bool    `json:"trusted,omitempty"`  // an operator call (toolwarden call --trusted)
+	Seq      uint64 `json:"seq"`
+	Time     string `json:"time"`
+	Session  string `json:"session"`
+	Identity string `json:"identity,omitempty"` // keys limits, see Call.Identity
+	Trusted  bool   `json:"trusted,omitempty"`  // an operator call (toolwarden call --trusted)
+	// Replica names the server replica that wrote the line
+	// (AuditOptions.Replica), so that the files of a fleet tell apart.
+	Replica    string  `json:"replica,omitempty"`
 	Tool       string  `json:"tool"`
 	ArgsSHA256 string  `json:"args_sha256"`
 	Rule       string  `json:"rule"`
@@ -95,20 +98,42 @@ type AuditOptions struct {
 	// Log receives the warnings (a torn line set aside, a pruning that
 	// failed); nil is slog.Default().
 	Log *slog.Logger
+	// Replica is written into every line (Entry.Replica).
+	Replica string
+	// Ship, if set, receives every line once it is written.
+	Ship Shipper
+}
+
+// Shipper sends audit lines elsewhere (package auditship). Ship is called
+// with the log's lock held, once the line is in the file: it must not
+// block, and must copy line, whose buffer is reused.
+type Shipper interface {
+	Ship(line []byte, seq uint64, hash string)
 }
 
 // AuditLog appends hash-chained entries to a file. Several processes may
-// share one file: each append takes an exclusive flock, follows a rotation
-// another process made, and reads the tail if another process wrote.
+// share one file: an append holds the writer lock (see writerLock),
+// follows a rotation another process made, and reads the tail if another
+// process wrote.
 type AuditLog struct {
 	mu   sync.Mutex
 	path string
 	opts AuditOptions
 	now  func() time.Time
+	lk   *writerLock
 	// swap guards f against a fsync running outside mu: f is replaced
 	// (rotation) under both mu and swap.
 	swap sync.RWMutex
 	f    *os.File
+	fd   int
+	st   syscall.Stat_t
+	enc  lineEncoder
+	head Entry
+	// active is when this process last appended, checked when its open
+	// file was last compared with path (see hold); poll watches the lock.
+	active, checked time.Time
+	poll            *time.Timer
+	fresh           bool
 	// last is the newest entry and size the file size after it, so that an
 	// append re-reads the tail only when another process wrote meanwhile;
 	// born is the time of the file's first line (for MaxAge).
@@ -138,15 +163,19 @@ func OpenAuditLogWith(path string, opts AuditOptions) (*AuditLog, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	f, err := openAuditFile(path)
+	lk, err := openWriterLock(path)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	a := &AuditLog{f: f, path: path, opts: opts, now: time.Now}
+	f, err := openAuditFile(path)
+	if err != nil {
+		lk.close()
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	a := &AuditLog{f: f, fd: int(f.Fd()), lk: lk, path: path, opts: opts, now: time.Now}
 	a.sync = newSyncer(opts.Sync, opts.SyncInterval, a.fsync, opts.Log)
 	if err := a.check(); err != nil {
-		a.sync.stop()
-		f.Close()
+		a.Close()
 		return nil, fmt.Errorf("audit log %s: %v; run `toolwarden audit verify %s`", path, err, path)
 	}
 	return a, nil
@@ -159,10 +188,11 @@ func openAuditFile(path string) (*os.File, error) {
 // check reads the tail under the lock at open, setting a torn line aside,
 // and removes what a rotation that crashed left behind.
 func (a *AuditLog) check() error {
-	if err := a.lock(); err != nil {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := a.hold(time.Now()); err != nil {
 		return err
 	}
-	defer a.unlock()
 	removeStaleRotations(a.path)
 	_, _, err := a.lastEntry()
 	return err
@@ -180,6 +210,9 @@ func (a *AuditLog) Close() error {
 	}
 	a.closed = true
 	a.sync.stop()
+	if a.poll != nil {
+		a.poll.Stop()
+	}
 	a.swap.Lock()
 	defer a.swap.Unlock()
 	var err error
@@ -188,7 +221,7 @@ func (a *AuditLog) Close() error {
 			a.sync.markSynced()
 		}
 	}
-	return errors.Join(err, a.f.Close())
+	return errors.Join(err, a.f.Close(), a.lk.close())
 }
 
 // Append chains e to the log and writes it, rotating first when the file is
@@ -211,29 +244,31 @@ func (a *AuditLog) append(e Entry) (uint64, error) {
 	if a.closed {
 		return 0, os.ErrClosed
 	}
+	now := time.Now()
+	if err := a.hold(now); err != nil {
+		return 0, err
+	}
+	a.active = now
 	for {
-		if err := a.lock(); err != nil {
-			return 0, err
-		}
 		last, size, err := a.lastEntry()
 		if err != nil {
-			a.unlock()
 			return 0, fmt.Errorf("audit log tail: %w", err)
 		}
 		if !a.rotationDue(last, size) {
-			defer a.unlock()
-			return a.write(e, last, size)
+			n, err := a.write(e, last, size)
+			if a.lk.wanted() {
+				a.lk.release()
+			}
+			return n, err
 		}
-		// rotate closes the old file, which drops its lock.
 		if err := a.rotate(last); err != nil {
-			a.unlock()
 			return 0, fmt.Errorf("audit log rotation: %w", err)
 		}
 	}
 }
 
 // write chains e to last and writes it at size, the end of the file; the
-// flock is held. A failed write (a full disk) is cut off again, so that
+// writer lock is held. A failed write (a full disk) is cut off again, so that
 // the file keeps ending in a whole line and the next append succeeds once
 // there is room. It returns the write's number for the syncer.
 func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
@@ -242,23 +277,42 @@ func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
 	}
 	e.Time = a.now().UTC().Format(time.RFC3339Nano)
-	line, err := hashedLine(&e)
+	if a.opts.Replica != "" {
+		e.Replica = a.opts.Replica
+	}
+	line, err := a.enc.line(&e)
 	if err != nil {
 		return 0, err
 	}
 	n, err := a.f.Write(line)
 	if err != nil {
-		a.last = nil
+		a.last, a.fresh = nil, false
 		if n > 0 {
-			err = errors.Join(err, a.f.Truncate(size))
+			err = errors.Join(err, a.cutPartial(n))
 		}
 		return 0, err
 	}
 	if last == nil {
 		a.born = a.now()
 	}
-	a.last, a.size = &e, size+int64(n)
+	// The newest entry is kept in a.head rather than a new allocation;
+	// whoever holds the previous a.last has used it by now.
+	a.head = e
+	a.last, a.size = &a.head, size+int64(n)
+	if a.opts.Ship != nil {
+		a.opts.Ship.Ship(line, e.Seq, e.Hash)
+	}
 	return a.sync.wrote(), nil
+}
+
+// cutPartial cuts off the n bytes a failed write left at the end of the
+// file (measured, not taken from memory: a foreign writer may have
+// appended meanwhile).
+func (a *AuditLog) cutPartial(n int) error {
+	if err := syscall.Fstat(a.fd, &a.st); err != nil {
+		return err
+	}
+	return a.f.Truncate(int64(a.st.Size) - int64(n))
 }
 
 // hashEntry is SHA-256 over the entry's JSON with Hash empty.
@@ -269,30 +323,31 @@ func hashEntry(e Entry) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// emptyHash is how an empty Hash encodes. Only a member boundary can hold
-// it: a quote inside a string value is escaped, and no member before hash
-// is an object.
-const emptyHash = `,"hash":""`
-
 // hashedLine sets e.Hash (as hashEntry would) and returns e's JSON line,
 // encoding e once: the hash goes into the hash-less encoding it was taken
 // over.
 func hashedLine(e *Entry) ([]byte, error) {
+	var enc lineEncoder
+	line, err := enc.line(e)
+	return append([]byte(nil), line...), err
+}
+
+// lineEncoder holds the buffers of hashedLine, reused from one line to
+// the next under the log's mutex.
+type lineEncoder struct{ bare, buf []byte }
+
+// line sets e.Hash and returns e's JSON line, valid until the next call.
+func (enc *lineEncoder) line(e *Entry) ([]byte, error) {
 	e.Hash = ""
-	b, err := json.Marshal(e)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	e.Hash = hex.EncodeToString(sum[:])
-	i := bytes.Index(b, []byte(emptyHash))
-	if i < 0 {
-		return nil, errors.New("audit entry: no hash member in its encoding")
-	}
-	line := make([]byte, 0, len(b)+len(e.Hash)+1)
-	line = append(line, b[:i+len(emptyHash)-1]...)
-	line = append(line, e.Hash...)
-	return append(append(line, b[i+len(emptyHash)-1:]...), '\n'), nil
+	var i int
+	enc.bare, i = appendEntryAt(enc.bare[:0], e)
+	sum := sha256.Sum256(enc.bare)
+	line := append(enc.buf[:0], enc.bare[:i]...)
+	line = hex.AppendEncode(line, sum[:])
+	e.Hash = string(line[i:])
+	line = append(append(line, enc.bare[i:]...), '\n')
+	enc.buf = line
+	return line, nil
 }
 
 // ArgsDigest is the SHA-256 of the arguments' canonical JSON (object keys

@@ -37,17 +37,80 @@ type TornFile struct {
 // the first line of a file chains to the last hash of the one before and
 // goes on with its sequence. Files that do not form one chain are refused.
 func VerifyFiles(paths []string) (ChainResult, error) {
-	byName := map[string]FileResult{}
+	files, err := verifyEach(paths)
+	if err != nil {
+		return ChainResult{}, err
+	}
+	return chainOf(files)
+}
+
+// Chain is one chain of VerifyChains: its result, or the problem that
+// broke it.
+type Chain struct {
+	Replica string
+	ChainResult
+	Err error
+}
+
+// VerifyChains verifies the files of several logs, each replica's its own
+// chain: files are grouped by the replica their first line names (files of
+// one replica, or of logs written before replicas were named, must form
+// one chain, as for VerifyFiles), and each group is verified on its own,
+// so that one broken log does not hide the state of the others.
+func VerifyChains(paths []string) []Chain {
+	var groups [][]FileResult
+	var errs []error
+	index := map[string]int{}
+	for _, p := range paths {
+		res, err := verifyFile(p) // a broken file's replica is its first line's, if that was read
+		i, ok := index[res.Replica]
+		if !ok {
+			i = len(groups)
+			index[res.Replica] = i
+			groups, errs = append(groups, nil), append(errs, nil)
+		}
+		groups[i] = append(groups[i], FileResult{Path: p, VerifyResult: res})
+		if err != nil && errs[i] == nil {
+			errs[i] = fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	out := make([]Chain, len(groups))
+	for i, g := range groups {
+		out[i] = Chain{Replica: g[0].Replica, Err: errs[i]}
+		if errs[i] == nil {
+			out[i].ChainResult, out[i].Err = chainOf(g)
+		}
+		if out[i].Files == nil {
+			out[i].Files = g // for the report: which files the broken chain holds
+		}
+	}
+	return out
+}
+
+// verifyEach verifies every file on its own.
+func verifyEach(paths []string) ([]FileResult, error) {
+	out := make([]FileResult, 0, len(paths))
 	for _, p := range paths {
 		res, err := verifyFile(p)
 		if err != nil {
-			return ChainResult{}, fmt.Errorf("%s: %w", p, err)
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		name := filepath.Base(p)
+		out = append(out, FileResult{Path: p, VerifyResult: res})
+	}
+	return out, nil
+}
+
+// chainOf orders verified files into one chain and checks its links.
+func chainOf(files []FileResult) (ChainResult, error) {
+	byName := map[string]FileResult{}
+	var paths []string
+	for _, f := range files {
+		name := filepath.Base(f.Path)
 		if _, dup := byName[name]; dup {
 			return ChainResult{}, fmt.Errorf("two files are named %s; a chain links files by name", name)
 		}
-		byName[name] = FileResult{Path: p, VerifyResult: res}
+		byName[name] = f
+		paths = append(paths, f.Path)
 	}
 	order, err := chainOrder(byName)
 	if err != nil {

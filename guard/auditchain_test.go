@@ -137,3 +137,53 @@ func writeLines(t *testing.T, path string, lines []string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
 }
+
+// replicaLog writes a log of replica r rotated into several files.
+func replicaLog(t *testing.T, r string) []string {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	a := openRotating(t, path, AuditOptions{MaxBytes: 4096, Replica: r})
+	for i := range 30 {
+		require.NoError(t, a.Append(testEntry(i)))
+	}
+	require.NoError(t, a.Close())
+	files, err := LogFiles(dir)
+	require.NoError(t, err)
+	return files
+}
+
+// TestVerifyChainsOfSeveralReplicas: the files of two replicas (the same
+// names in two directories) are two chains, each reported on its own; a
+// cut in one does not hide that the other is whole.
+func TestVerifyChainsOfSeveralReplicas(t *testing.T) {
+	r1, r2 := replicaLog(t, "r1"), replicaLog(t, "r2")
+	chains := VerifyChains(append(slices.Clone(r1), r2...))
+	require.Len(t, chains, 2)
+	for i, c := range chains {
+		require.NoError(t, c.Err)
+		require.Equal(t, []string{"r1", "r2"}[i], c.Replica)
+		require.Len(t, c.Files, len([]([]string){r1, r2}[i]))
+	}
+
+	last := r2[len(r2)-1]
+	lines := readLines(t, last)
+	lines[1] = strings.Replace(lines[1], `"rule":"allowed"`, `"rule":"denied"`, 1)
+	writeLines(t, last, lines)
+	chains = VerifyChains(append(slices.Clone(r1), r2...))
+	require.NoError(t, chains[0].Err)
+	require.ErrorContains(t, chains[1].Err, "line 2: hash mismatch")
+	require.Equal(t, "r2", chains[1].Replica)
+}
+
+// TestVerifyChainsStillRefusesAStrayFile: files of one replica (or of none
+// named) must still form one chain.
+func TestVerifyChainsStillRefusesAStrayFile(t *testing.T) {
+	_, files := rotatedLog(t)
+	other, _ := writeLog(t, 2)
+	renamed := filepath.Join(filepath.Dir(other), "other.jsonl")
+	require.NoError(t, os.Rename(other, renamed))
+	chains := VerifyChains(append(files, renamed))
+	require.Len(t, chains, 1)
+	require.ErrorContains(t, chains[0].Err, "do not form one chain")
+}

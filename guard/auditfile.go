@@ -11,33 +11,73 @@ import (
 	"time"
 )
 
-// lock takes the exclusive flock of the file path names. A process that
-// waited for the lock while another rotated the file holds the renamed-away
-// file: it reopens path and locks again, so that no line lands behind a
-// rotation. flock is not fair, so a writer may find the file rotated again
-// while it waited; the bound only stops a loop nothing could end.
-func (a *AuditLog) lock() error {
-	for range 1000 {
-		if err := syscall.Flock(int(a.f.Fd()), syscall.LOCK_EX); err != nil {
-			return fmt.Errorf("audit log lock: %w", err)
+// Timing of the writer lock (see writerLock). A toolwarden process writes
+// only under the lock, so while this one holds it, its last line and the
+// file size are known without a system call; when it takes the lock again
+// it looks at the file (a rotation, a line or a torn line of another
+// process). pathCheckEvery bounds how long lines keep going into a file
+// that something else renamed away or removed (logrotate without
+// copytruncate, rm) and how long a foreign change goes unseen; lines a
+// foreign writer appended or cut meanwhile show as a break in the chain.
+const (
+	pollEvery      = 2 * time.Millisecond
+	idleRelease    = 100 * time.Millisecond
+	pathCheckEvery = time.Second
+)
+
+// hold makes sure this process holds the writer lock, giving it to a
+// waiting process first, and that the open file is the one path names.
+// mu is held.
+func (a *AuditLog) hold(now time.Time) error {
+	if a.lk.held && a.lk.wanted() {
+		a.lk.release()
+	}
+	if !a.lk.held {
+		if err := a.lk.acquire(); err != nil {
+			return err
 		}
-		same, err := a.current()
-		if err != nil {
-			a.unlock()
-			return fmt.Errorf("audit log: %w", err)
-		}
-		if same {
-			return nil
-		}
-		a.unlock()
+		a.active, a.checked = now, time.Time{}
+		a.armPoll()
+	}
+	if now.Sub(a.checked) < pathCheckEvery {
+		return nil
+	}
+	a.fresh = false
+	same, err := a.current()
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if !same {
 		if err := a.reopen(); err != nil {
 			return err
 		}
 	}
-	return errors.New("audit log: the file keeps being replaced under the lock")
+	a.checked = now
+	return nil
 }
 
-func (a *AuditLog) unlock() { _ = syscall.Flock(int(a.f.Fd()), syscall.LOCK_UN) }
+// armPoll starts watching, while the lock is held, for a process that
+// waits for it, and for this one going idle.
+func (a *AuditLog) armPoll() {
+	if a.poll == nil {
+		a.poll = time.AfterFunc(pollEvery, a.pollLock)
+		return
+	}
+	a.poll.Reset(pollEvery)
+}
+
+func (a *AuditLog) pollLock() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.lk.held || a.closed {
+		return
+	}
+	if a.lk.wanted() || time.Since(a.active) >= idleRelease {
+		a.lk.release()
+		return
+	}
+	a.poll.Reset(pollEvery)
+}
 
 // current reports whether the open file is still the one path names.
 func (a *AuditLog) current() (bool, error) {
@@ -56,6 +96,22 @@ func (a *AuditLog) current() (bool, error) {
 	return os.SameFile(fi, pi), nil
 }
 
+// stat fstats the open file into a.st; a file that was removed (no link
+// left) is replaced by a new one at path.
+func (a *AuditLog) stat() error {
+	if err := syscall.Fstat(a.fd, &a.st); err != nil {
+		return err
+	}
+	if a.st.Nlink > 0 {
+		return nil
+	}
+	a.opts.Log.Warn("audit log file was removed; starting a new one", "file", a.path)
+	if err := a.reopen(); err != nil {
+		return err
+	}
+	return syscall.Fstat(a.fd, &a.st)
+}
+
 func (a *AuditLog) reopen() error {
 	f, err := openAuditFile(a.path)
 	if err != nil {
@@ -70,7 +126,7 @@ func (a *AuditLog) reopen() error {
 func (a *AuditLog) replace(f *os.File) {
 	a.swap.Lock()
 	old := a.f
-	a.f = f
+	a.f, a.fd = f, int(f.Fd())
 	a.swap.Unlock()
 	if a.opts.Sync != SyncNone {
 		if err := old.Sync(); err != nil {
@@ -90,26 +146,31 @@ func (a *AuditLog) fsync() error {
 	return a.f.Sync()
 }
 
-// lastEntry returns the newest entry and the file size, from memory when
-// the file has not changed since this process last wrote to it. A torn
-// last line is set aside first; the flock is held.
+// lastEntry returns the newest entry and the file size, from memory while
+// this process held the writer lock since it last looked (fresh), or when
+// the file has not changed since it last wrote to it. A torn last line is
+// set aside first; the writer lock is held.
 func (a *AuditLog) lastEntry() (*Entry, int64, error) {
-	fi, err := a.f.Stat()
-	if err != nil {
-		return nil, 0, err
-	}
-	if a.last != nil && fi.Size() == a.size {
+	if a.fresh && a.last != nil {
 		return a.last, a.size, nil
 	}
-	last, err := readLast(a.f, fi.Size())
+	if err := a.stat(); err != nil {
+		return nil, 0, err
+	}
+	size := int64(a.st.Size)
+	a.fresh = true
+	if a.last != nil && size == a.size {
+		return a.last, a.size, nil
+	}
+	last, err := readLast(a.f, size)
 	if torn := (*tornTail)(nil); errors.As(err, &torn) {
 		return a.setAside(torn)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	a.last, a.size = last, fi.Size()
-	return last, fi.Size(), nil
+	a.last, a.size = last, size
+	return last, size, nil
 }
 
 // maxLine bounds an audit line; entries are about 400 bytes.

@@ -43,13 +43,13 @@ func (a *AuditLog) rotationDue(last *Entry, size int64) bool {
 // whose first line names it and chains to last. The new file is written
 // aside first and renamed over path after the old one is linked to its
 // new name, so path always names a whole file for other processes; those
-// waiting for the old file's lock then see it is not path any more and
-// reopen. The flock of the old file is held; closing it drops the lock.
+// that take the writer lock next see their open file is not path any more
+// and reopen. The writer lock is held.
 func (a *AuditLog) rotate(last *Entry) error {
 	now := a.now().UTC()
 	old := a.path + "." + now.Format(rotateStamp)
 	first := Entry{Seq: last.Seq + 1, Time: now.Format(time.RFC3339Nano), Session: "-", Tool: "-", ArgsSHA256: "-",
-		Rule: "audit.rotate", Outcome: OutcomeRotated, Prev: last.Hash, PrevFile: filepath.Base(old)}
+		Rule: "audit.rotate", Outcome: OutcomeRotated, Prev: last.Hash, PrevFile: filepath.Base(old), Replica: a.opts.Replica}
 	first.Hash = hashEntry(first)
 	line, err := json.Marshal(first)
 	if err != nil {
@@ -66,6 +66,9 @@ func (a *AuditLog) rotate(last *Entry) error {
 		return err
 	}
 	a.replace(f)
+	if a.opts.Ship != nil {
+		a.opts.Ship.Ship(line, first.Seq, first.Hash)
+	}
 	a.prune()
 	return nil
 }

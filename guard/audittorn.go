@@ -17,8 +17,8 @@ const tornSuffix = ".torn"
 // setAside moves a torn last line to path.torn (appended), cuts the file
 // back to the last whole line and records that in the chain, which goes
 // on from there. Only the last line is set aside: a log whose line before
-// it is no entry either is damaged, not torn, and is refused. The flock
-// is held.
+// it is no entry either is damaged, not torn, and is refused. The
+// writer lock is held.
 func (a *AuditLog) setAside(t *tornTail) (*Entry, int64, error) {
 	last, err := readLast(a.f, t.off)
 	if err != nil {

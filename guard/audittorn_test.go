@@ -124,11 +124,15 @@ func TestAppendSetsAsideATornLineOfAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Append(testEntry(0)))
+	other, err := openWriterLock(path) // the other process, writing under the lock as toolwarden does
+	require.NoError(t, err)
+	require.NoError(t, other.acquire())
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	require.NoError(t, err)
 	_, err = f.WriteString(`{"seq":2,"time":"2026`)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
+	require.NoError(t, other.close()) // it dies: the kernel drops its lock
 
 	require.NoError(t, a.Append(testEntry(1)))
 	res, err := verifyLines(readLines(t, path))

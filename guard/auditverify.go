@@ -20,6 +20,9 @@ type VerifyResult struct {
 	LastHash  string
 	// Torn lists the lines recording a torn last line set aside.
 	Torn []TornRecord
+	// Replica is the replica the first line names ("" before replicas
+	// were written), by which VerifyChains groups files.
+	Replica string
 }
 
 // TornRecord is a line recording that a torn last line was set aside.
@@ -43,6 +46,9 @@ func Verify(r io.Reader) (VerifyResult, error) {
 		e, err := decodeLine(sc.Bytes())
 		if err != nil {
 			return res, fmt.Errorf("line %d: not an audit entry: %v", n, err)
+		}
+		if n == 1 {
+			res.Replica = e.Replica
 		}
 		if n == 1 && e.Outcome == OutcomeRotated {
 			res.FirstSeq, res.FirstPrev, res.LastHash, res.PrevFile = e.Seq, e.Prev, e.Prev, e.PrevFile

@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -113,6 +115,21 @@ func BenchmarkValidateHugeExponent(b *testing.B) {
 	for b.Loop() {
 		if err := v.Validate("read_file", args); err == nil || err.Rule != "args.number" {
 			b.Fatalf("want args.number, got %v", err)
+		}
+	}
+}
+
+// BenchmarkAuditWriteFloor is the write(2) of one 400-byte line to an
+// O_APPEND file on the same disk, the floor of BenchmarkAuditAppend.
+func BenchmarkAuditWriteFloor(b *testing.B) {
+	f, err := os.OpenFile(filepath.Join(b.TempDir(), "floor"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	require.NoError(b, err)
+	defer f.Close()
+	line := append(bytes.Repeat([]byte("x"), 399), '\n')
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

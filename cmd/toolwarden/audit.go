@@ -1,40 +1,131 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/auditship"
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log"}
-	cmd.AddCommand(&cobra.Command{
+	var anchors bool
+	var configFile string
+	verify := &cobra.Command{
 		Use:   "verify FILE|DIR...",
-		Short: "Check an audit log's hash chain, across its rotated files; fails on an edited, deleted or reordered line or file",
+		Short: "Check audit logs' hash chains, across their rotated files; fails on an edited, deleted or reordered line or file",
 		Long: `Check the hash chain of audit files. Given a directory, every audit file in it
 (the log and the files it was rotated to; .torn files are listed, not chained);
 given several files, they are ordered by their rotation links and each link is
-checked. The report names the files in chain order, the rotations, the line
-counts, and every torn last line that was set aside after a crash.`,
+checked. The files of several replicas (told apart by the replica their lines
+name) are several chains, each checked and reported on its own. The report
+names the files in chain order, the rotations, the line counts, and every
+torn last line that was set aside after a crash.
+
+With --anchors, each chain is also checked against the chain heads
+anchored to S3 (audit.anchor, read from the config): a line that was
+anchored must still be there with its hash, so cutting the last lines of a
+file, or putting a forged chain in its place, is reported with the anchor it
+contradicts.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files, err := auditFiles(args)
 			if err != nil {
 				return err
 			}
-			res, err := guard.VerifyFiles(files)
-			if err != nil {
+			chains := guard.VerifyChains(files)
+			if err := reportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
 				return err
 			}
-			printChain(cmd.OutOrStdout(), res)
-			return nil
+			return checkAnchors(cmd, configFile, chains)
 		},
-	})
+	}
+	verify.Flags().BoolVar(&anchors, "anchors", false, "also check each chain against its anchors in S3 (audit.anchor)")
+	verify.Flags().StringVar(&configFile, "config", "", "config file naming audit.anchor and the S3 server (default ./toolwarden.yaml, then $XDG_CONFIG_HOME/toolwarden/config.yaml)")
+	cmd.AddCommand(verify)
 	return cmd
+}
+
+// checkAnchors checks every chain against its anchors and prints what it
+// found; any contradiction fails the command.
+func checkAnchors(cmd *cobra.Command, configFile string, chains []guard.Chain) error {
+	l, err := configs.Load(configs.Options{File: configFile, CheckTool: declared.Check})
+	if err != nil {
+		return err
+	}
+	an := l.Config.Audit.Anchor
+	if an.Bucket == "" {
+		return errors.New("--anchors: audit.anchor.bucket is not set in the config; it names where the anchors are")
+	}
+	client, err := auditship.NewS3Client(l.Config.Artifacts)
+	if err != nil {
+		return err
+	}
+	w, contradicted := cmd.OutOrStdout(), 0
+	for _, c := range chains {
+		rep, err := auditship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
+		if err != nil {
+			return fmt.Errorf("anchors of replica %s: %w", replicaName(c.Replica), err)
+		}
+		fmt.Fprintf(w, "anchors %s: %d agree", rep.Dir, rep.Checked)
+		if rep.Before > 0 {
+			fmt.Fprintf(w, ", %d older than the oldest file given (not checked)", rep.Before)
+		}
+		fmt.Fprintln(w)
+		for _, x := range rep.Contradicted {
+			contradicted++
+			fmt.Fprintf(w, "CONTRADICTED: %s (anchored at %s, line time %s): %s\n", x.Key, x.Anchor.AnchoredAt, x.Anchor.Time, x.Problem)
+		}
+	}
+	if contradicted > 0 {
+		return fmt.Errorf("the files contradict %d anchor(s): the log was cut or rewritten after they were written", contradicted)
+	}
+	return nil
+}
+
+// reportChains prints each chain, headed by its replica when there are
+// several, and fails if any is broken.
+func reportChains(w io.Writer, chains []guard.Chain) error {
+	if len(chains) == 1 {
+		if chains[0].Err != nil {
+			return chains[0].Err
+		}
+		printChain(w, chains[0].ChainResult)
+		return nil
+	}
+	broken := 0
+	for _, c := range chains {
+		fmt.Fprintf(w, "replica %s:\n", replicaName(c.Replica))
+		if c.Err != nil {
+			broken++
+			fmt.Fprintf(w, "FAILED: %v\n", c.Err)
+			continue
+		}
+		printChain(w, c.ChainResult)
+	}
+	if broken > 0 {
+		return fmt.Errorf("%d of %d chains broken", broken, len(chains))
+	}
+	return nil
+}
+
+// replicaName names a chain's replica; logs written before replicas were
+// named have none.
+func replicaName(r string) string {
+	if r == "" {
+		return "(none named)"
+	}
+	return r
 }
 
 // auditFiles expands directories into their audit files.
@@ -98,3 +189,61 @@ func printChain(w io.Writer, res guard.ChainResult) {
 
 // base is the file name of a path, as rotation lines name files.
 func base(p string) string { return filepath.Base(p) }
+
+// openAudit opens the audit log with its shipping and anchoring, as
+// configured; the close function closes the log, then sends what is left
+// to ship and writes the last anchor.
+func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guard.AuditLog, func(), error) {
+	c := cfg.Audit
+	opts := guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
+		Replica: c.Replica()}
+	var sink *auditship.Syslog
+	if c.Ship.Syslog != "" {
+		var err error
+		if sink, err = auditship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
+			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
+		}
+		opts.Ship = sink
+	}
+	stopSink := func() {
+		if sink != nil {
+			sink.Close()
+		}
+	}
+	audit, err := guard.OpenAuditLogWith(mcpserver.AuditPath(cfg), opts)
+	if err != nil {
+		stopSink()
+		return nil, nil, err
+	}
+	anchors, err := startAnchors(ctx, cfg, audit, log)
+	if err != nil {
+		audit.Close()
+		stopSink()
+		return nil, nil, err
+	}
+	return audit, func() {
+		audit.Close()
+		stopSink()
+		if anchors != nil {
+			if err := anchors.Close(); err != nil {
+				log.Warn("audit anchor: writing the last chain head failed", "err", err)
+			}
+		}
+	}, nil
+}
+
+// startAnchors starts anchoring when audit.anchor.bucket is set.
+func startAnchors(ctx context.Context, cfg configs.Config, audit *guard.AuditLog, log *slog.Logger) (*auditship.Anchorer, error) {
+	an := cfg.Audit.Anchor
+	if an.Bucket == "" {
+		return nil, nil
+	}
+	client, err := auditship.NewS3Client(cfg.Artifacts)
+	if err != nil {
+		return nil, err
+	}
+	if err := auditship.CheckBucket(ctx, client, an.Bucket); err != nil {
+		return nil, err
+	}
+	return auditship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, audit.Head, log), nil
+}

@@ -148,3 +148,33 @@ func fillVolume(t *testing.T, dir string) string {
 		}
 	}
 }
+
+// TestAuditVerifyOfSeveralReplicas: two replicas write their own logs
+// (replica IDs from the environment); audit verify of both directories
+// reports each chain, and a line edited in one fails the command while the
+// other is still reported whole.
+func TestAuditVerifyOfSeveralReplicas(t *testing.T) {
+	ws, env := workspace(t)
+	var dirs []string
+	for _, r := range []string{"eu-1", "eu-2"} {
+		dir := filepath.Join(filepath.Dir(ws), "audit-"+r)
+		dirs = append(dirs, dir)
+		cmd := exec.Command(binary, "call", "--workspace", ws, "read_file", `{"path":"hello.txt"}`)
+		cmd.Env = append(slices.Clone(env), "TOOLWARDEN_AUDIT_PATH="+filepath.Join(dir, "audit.jsonl"), "TOOLWARDEN_AUDIT_REPLICA_ID="+r)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	report, err := auditVerify(t, dirs...)
+	require.NoError(t, err, report)
+	require.Regexp(t, `(?s)^replica eu-1:\nok: .*/audit-eu-1/audit.jsonl: \d+ lines, hash chain intact.*replica eu-2:\nok: `, report)
+
+	path := filepath.Join(dirs[0], "audit.jsonl")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), `"outcome":"allowed"`, `"outcome":"denied"`, 1)), 0o600))
+	report, err = auditVerify(t, dirs...)
+	require.Error(t, err)
+	require.Contains(t, report, "replica eu-1:\nFAILED: "+path+": line 1: hash mismatch")
+	require.Regexp(t, `replica eu-2:\nok: `, report)
+	require.Contains(t, report, "1 of 2 chains broken")
+}

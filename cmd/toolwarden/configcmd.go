@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 
@@ -49,6 +50,9 @@ type effective struct {
 	// server runs in (root or rootless), how each limit is really enforced.
 	Sandbox   *mcpserver.SandboxReport `yaml:"sandbox,omitempty"`
 	AuditPath string                   `yaml:"audit_path"`
+	// Audit says, in words, the replica every line names, where lines are
+	// shipped and where the chain head is anchored.
+	Audit auditSummary `yaml:"audit"`
 	// SecretFiles are the path globs no tool may read or write
 	// (capabilities.secret_files, unless allow_secret_files lifts them).
 	SecretFiles []string `yaml:"secret_files_denied"`
@@ -77,6 +81,7 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}
+	out.Audit = summarizeAudit(l.Config)
 	if out.OAuth, err = summarizeOAuth(l.Config.HTTP); err != nil {
 		return err
 	}
@@ -128,4 +133,24 @@ func summarizeOAuth(h configs.HTTP) (*oauthSummary, error) {
 		}
 	}
 	return out, nil
+}
+
+// auditSummary is what `config check` says of the audit log's replica,
+// shipping and anchoring.
+type auditSummary struct {
+	Replica string `yaml:"replica"`
+	Ship    string `yaml:"shipping"`
+	Anchor  string `yaml:"anchors"`
+}
+
+func summarizeAudit(c configs.Config) auditSummary {
+	a := c.Audit
+	out := auditSummary{Replica: a.Replica(), Ship: "off (audit.ship.syslog is empty)", Anchor: "off (audit.anchor.bucket is empty)"}
+	if a.Ship.Syslog != "" {
+		out.Ship = fmt.Sprintf("every line to syslog %s as RFC 5424, up to %d queued, beyond that dropped and counted", a.Ship.Syslog, a.Ship.Queue)
+	}
+	if a.Anchor.Bucket != "" {
+		out.Anchor = fmt.Sprintf("chain head every %s to s3://%s/%s%s/ on %s", a.Anchor.Every, a.Anchor.Bucket, a.Anchor.Prefix, a.Replica(), c.Artifacts.Endpoint)
+	}
+	return out
 }

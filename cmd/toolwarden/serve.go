@@ -66,21 +66,16 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 // openServer opens the audit log and builds the server over it, as serve,
 // call and gemini do; closeAll closes the server, then the log.
 func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcpserver.Built, *guard.AuditLog, func(), error) {
-	audit, err := guard.OpenAuditLogWith(mcpserver.AuditPath(cfg), auditOptions(cfg.Audit, log))
+	audit, closeAudit, err := openAudit(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	b, err := mcpserver.Build(ctx, cfg, audit, version, log)
 	if err != nil {
-		audit.Close()
+		closeAudit()
 		return nil, nil, nil, err
 	}
-	return b, audit, func() { b.Close(); audit.Close() }, nil
-}
-
-// auditOptions turns the audit config into the log's options.
-func auditOptions(c configs.Audit, log *slog.Logger) guard.AuditOptions {
-	return guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log}
+	return b, audit, func() { b.Close(); closeAudit() }, nil
 }
 
 func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger) error {
