@@ -96,7 +96,7 @@ func TestObserveCountsAuditLines(t *testing.T) {
 	require.Equal(t, 1.0, calls("read_file", "failed"))
 	require.Equal(t, 1.0, calls("read_file", "denied"))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_denials_total", map[string]string{"tool": "read_file", "rule": "path.inside_workspace"}))
-	require.Equal(t, 3.0, value(t, f, "toolwarden_guard_decision_seconds", map[string]string{"outcome": "allowed"}) +
+	require.Equal(t, 3.0, value(t, f, "toolwarden_guard_decision_seconds", map[string]string{"outcome": "allowed"})+
 		value(t, f, "toolwarden_guard_decision_seconds", map[string]string{"outcome": "denied"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_call_duration_seconds", map[string]string{"tool": "read_file", "outcome": "failed"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "needs_approval", "channel": "-"}))
@@ -144,8 +144,10 @@ type fakeRunner struct {
 	err error
 }
 
-func (f fakeRunner) Run(context.Context, sandbox.Request) (sandbox.Result, error) { return f.res, f.err }
-func (fakeRunner) Name() string                                                   { return "fake" }
+func (f fakeRunner) Run(context.Context, sandbox.Request) (sandbox.Result, error) {
+	return f.res, f.err
+}
+func (fakeRunner) Name() string { return "fake" }
 
 func TestSandboxRuns(t *testing.T) {
 	m := New(nil)
