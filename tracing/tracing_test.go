@@ -83,8 +83,10 @@ type fakeRunner struct {
 	err error
 }
 
-func (f fakeRunner) Run(context.Context, sandbox.Request) (sandbox.Result, error) { return f.res, f.err }
-func (fakeRunner) Name() string                                                   { return "fake" }
+func (f fakeRunner) Run(context.Context, sandbox.Request) (sandbox.Result, error) {
+	return f.res, f.err
+}
+func (fakeRunner) Name() string { return "fake" }
 
 func TestRunnerSpans(t *testing.T) {
 	exp := record(t)
