@@ -54,10 +54,11 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 	}
 }
 
-// toolMiddleware is what mcp-go runs around every tool handler: the guard,
-// then the result made ready for the wire (see structured.ForWire).
+// toolMiddleware is what mcp-go runs around every tool handler: the guard
+// (in the call's span when tracing is on), then the result made ready for
+// the wire (see structured.ForWire).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	guarded := s.guardMiddleware(next)
+	guarded := s.observedGuard(next)
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := guarded(ctx, req)
 		if res != nil {

@@ -43,14 +43,22 @@ func BuildObserved(ctx context.Context, cfg configs.Config, audit guard.Auditor,
 	return build(ctx, cfg, audit, version, log, obs)
 }
 
-// tracedCall is the outermost tool middleware: the span of the whole
-// call, whose parent the client named (_meta.traceparent or the HTTP
-// header), ended with the call's outcome and error code.
+// observedGuard is guardMiddleware inside the span of the whole call
+// when tracing is on. mcp-go applies middleware to each call, so off it
+// is guardMiddleware alone, without a closure more per call.
+func (s *Server) observedGuard(next server.ToolHandlerFunc) server.ToolHandlerFunc {
+	guarded := s.guardMiddleware(next)
+	if !tracing.Enabled() {
+		return guarded
+	}
+	return tracedCall(guarded)
+}
+
+// tracedCall is the span of a whole call, whose parent the client named
+// (_meta.traceparent or the HTTP header), ended with the call's error
+// code.
 func tracedCall(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		if !tracing.Enabled() {
-			return next(ctx, req)
-		}
 		var meta map[string]any
 		if req.Params.Meta != nil {
 			meta = req.Params.Meta.AdditionalFields

@@ -50,7 +50,6 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
-		server.WithToolHandlerMiddleware(tracedCall),
 		server.WithToolHandlerMiddleware(s.toolMiddleware),
 		server.WithInstructions(instructions),
 	)
