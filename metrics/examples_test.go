@@ -100,8 +100,8 @@ func TestShippedDashboard(t *testing.T) {
 		Title  string `json:"title"`
 		UID    string `json:"uid"`
 		Panels []struct {
-			ID      int    `json:"id"`
-			Title   string `json:"title"`
+			ID      int                      `json:"id"`
+			Title   string                   `json:"title"`
 			GridPos struct{ X, Y, W, H int } `json:"gridPos"`
 			Targets []struct {
 				Expr string `json:"expr"`
