@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 const (
@@ -121,4 +122,38 @@ func TestCallSpanUnderHTTPTraceparent(t *testing.T) {
 	call := spansByName(exp)["tools/call read_file"]
 	require.Equal(t, remoteTrace, call.SpanContext.TraceID().String())
 	require.Equal(t, remoteSpan, call.Parent.SpanID().String())
+}
+
+// A graph tool's Neo4j transaction is a span under the handler's
+// (service environment).
+func TestNeo4jSpan(t *testing.T) {
+	exp := recordSpans(t)
+	c := graphClient(t)
+	res := tracedCall(t, c, "list_missions", map[string]any{}, map[string]any{"traceparent": traceparent})
+	require.False(t, res.IsError, "%v", res.Content)
+	spans := spansByName(exp)
+	db, handler := spans["neo4j read"], spans["tool.handler"]
+	require.Equal(t, handler.SpanContext.SpanID(), db.Parent.SpanID())
+	require.Equal(t, remoteTrace, db.SpanContext.TraceID().String())
+	require.Contains(t, db.Attributes, attribute.String("db.system.name", "neo4j"))
+}
+
+// An artifact tool's S3 requests are client spans under the handler's,
+// and carry the trace to the store (private MinIO).
+func TestS3Spans(t *testing.T) {
+	exp := recordSpans(t)
+	f, _ := artifactFixture(t)
+	c := inProcess(t, f.server(t))
+	res := tracedCall(t, c, "store_artifact", map[string]any{"task_id": "0b5c1a4e-9a43-4d4e-8a4f-1f6c1b2f3a4d", "name": "notes.txt", "content": "hello", "encoding": "text"},
+		map[string]any{"traceparent": traceparent})
+	require.False(t, res.IsError, "%v", res.Content)
+	handler := spansByName(exp)["tool.handler"]
+	var s3 []tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.SpanKind == trace.SpanKindClient && s.Parent.SpanID() == handler.SpanContext.SpanID() {
+			s3 = append(s3, s)
+		}
+	}
+	require.NotEmpty(t, s3, "the PUT to the store is a span of the call")
+	require.Equal(t, remoteTrace, s3[0].SpanContext.TraceID().String())
 }
