@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"go.yaml.in/yaml/v3"
 )
@@ -132,5 +134,23 @@ func TestShippedDashboard(t *testing.T) {
 		if strings.HasPrefix(name, Namespace+"_") {
 			require.True(t, used[name], "the dashboard shows no panel of %s", name)
 		}
+	}
+}
+
+// promtool checks the shipped alert rules and runs their unit tests
+// (configs/examples/prometheus-alerts.test.yml: each alert that matters
+// fires on its input series and stays quiet on healthy traffic).
+// scripts/observability/setup-promtool provides it under scripts/test.
+func TestAlertRulesWithPromtool(t *testing.T) {
+	promtool := testenv.Need(t, "TOOLWARDEN_TEST_PROMTOOL")[0]
+	for _, args := range [][]string{
+		{"check", "rules", "prometheus-alerts.yml"},
+		{"test", "rules", "prometheus-alerts.test.yml"},
+	} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = "../configs/examples"
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "promtool %v:\n%s", args, out)
+		require.Contains(t, string(out), "SUCCESS")
 	}
 }
