@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,8 +30,14 @@ func (m *Metrics) HTTP(h http.Handler) http.Handler {
 }
 
 // Listen opens the metrics listener on addr, which the configuration
-// checked (loopback unless metrics.allow_remote).
-func Listen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
+// checked (loopback unless metrics.allow_remote); an error names the key.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.addr: %w", err)
+	}
+	return ln, nil
+}
 
 // Serve serves Handler on ln until ctx is done.
 func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) {

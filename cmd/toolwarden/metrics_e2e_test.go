@@ -134,3 +134,18 @@ func TestMetricsBinaryRefusesNonLoopback(t *testing.T) {
 	require.Contains(t, string(out), "not a loopback address")
 	require.Contains(t, string(out), "metrics.allow_remote")
 }
+
+// A metrics port already taken fails the start, naming the key, before
+// the server is built.
+func TestMetricsBinaryPortTaken(t *testing.T) {
+	ws, env := workspace(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", "127.0.0.1:0")
+	cmd.Env = append(env, "TOOLWARDEN_METRICS_ADDR="+ln.Addr().String(), "TOOLWARDEN_HTTP_TOKEN=e2e-token-0123456789")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "metrics.addr: listen tcp "+ln.Addr().String())
+	require.Contains(t, string(out), "address already in use")
+}
