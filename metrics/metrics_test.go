@@ -82,6 +82,8 @@ func TestObserveCountsAuditLines(t *testing.T) {
 		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, DecidedBy: "socket uid=1000"}},
 		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.OutcomeCompleted}, RedactedBy: map[string]int{"aws-access-token": 2, "github-pat": 1}},
 		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Declined, Rule: "approval.timeout"}},
+		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.elicit"}},
+		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.session"}},
 		{Entry: guard.Entry{Tool: "read_file", Outcome: guard.Allow}, Err: errors.New("disk full")},
 		{Entry: guard.StartEntry("abc", "dev")},
 	} {
@@ -102,6 +104,8 @@ func TestObserveCountsAuditLines(t *testing.T) {
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "needs_approval", "channel": "-"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "socket"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "declined", "channel": "-"}))
+	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "elicit"}))
+	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "session"}))
 	require.Equal(t, 2.0, value(t, f, "toolwarden_redactions_total", map[string]string{"rule": "aws-access-token"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_redactions_total", map[string]string{"rule": "github-pat"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_audit_write_errors_total", nil))

@@ -30,7 +30,7 @@ func (m *Metrics) Observe(ev guard.Event) {
 		m.decision.WithLabelValues(outcome).Observe(seconds)
 		m.approvals.WithLabelValues(outcome, "-").Inc()
 	case guard.Approved, guard.Declined:
-		m.approvals.WithLabelValues(outcome, channel(e.DecidedBy)).Inc()
+		m.approvals.WithLabelValues(outcome, channel(e.DecidedBy, e.Rule)).Inc()
 	default: // how an admitted call ended
 		m.callDuration.WithLabelValues(tool, outcome).Observe(seconds)
 		for rule, n := range ev.RedactedBy {
@@ -39,13 +39,17 @@ func (m *Metrics) Observe(ev guard.Event) {
 	}
 }
 
-// channel is the label of the channel an approval was answered on, from
-// the audit line's decided_by ("socket uid=1000" is "socket"); "-" when
-// none is named (an approval for the session, a timeout).
-func channel(decidedBy string) string {
+// channel is the label of the channel an approval was answered on: the
+// audit line's decided_by ("socket uid=1000" is "socket"), else its rule
+// ("approval.elicit", or "approval.session" for a call the human approved
+// for the rest of the session); "-" when neither names one (a timeout).
+func channel(decidedBy, rule string) string {
 	word, _, _ := strings.Cut(decidedBy, " ")
+	if word == "" {
+		word = strings.TrimPrefix(rule, "approval.")
+	}
 	switch word {
-	case "elicit", "page", "socket", "webhook":
+	case "elicit", "session", "page", "socket", "webhook":
 		return word
 	}
 	return "-"
