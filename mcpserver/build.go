@@ -47,6 +47,7 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	return build(ctx, cfg, audit, version, log, Observers{})
 }
 
+// build is Build with the observers the server and its sandbox report to.
 func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger, obs Observers) (*Built, error) {
 	ws, err := sandbox.Open(cfg.Workspace)
 	if err != nil {
