@@ -30,6 +30,7 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+	Metrics   Metrics   `mapstructure:"metrics" yaml:"metrics"`
 	// Tools are the operator's declared tools (see declared.go); more come
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`

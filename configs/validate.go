@@ -68,6 +68,7 @@ func (l *Loaded) validate() error {
 	c.Graph.validate(add)
 	c.OutputFilter.validate(add)
 	c.Audit.validate(add, c.Artifacts)
+	c.Metrics.validate(add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
@@ -235,5 +236,6 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
 	out = append(out, declaredWidenings(l)...)
+	out = append(out, metricsWidenings(l)...)
 	return append(out, execWidenings(l, def.Exec)...)
 }

@@ -22,11 +22,11 @@ var defaultFilter = sync.OnceValue(func() *outfilter.Filter {
 })
 
 // filterOutput runs the output filter over a result, before the output
-// cap, and returns the number of secrets it redacted. A result the filter
-// cannot scan is not passed on: it becomes an error naming the rule.
-func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, int) {
+// cap, and returns the secrets it redacted, counted by rule. A result the
+// filter cannot scan is not passed on: it becomes an error naming the rule.
+func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, map[string]int) {
 	if res == nil {
-		return nil, 0
+		return nil, nil
 	}
 	f := g.cfg.OutputFilter
 	if f == nil {
@@ -36,13 +36,13 @@ func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, int)
 	if errors.Is(err, outfilter.ErrTooDense) {
 		return toolerr.Result(toolerr.New(toolerr.LimitExceeded,
 			"Ask for less at once: a smaller part of the file (offset/limit), a narrower path or pattern.",
-			"the tool's output was withheld: %v (more than %d checks)", err, outfilter.MaxChecks).WithRule("output_filter.max_checks")), 0
+			"the tool's output was withheld: %v (more than %d checks)", err, outfilter.MaxChecks).WithRule("output_filter.max_checks")), nil
 	}
 	if err != nil {
 		return toolerr.Result(toolerr.New(toolerr.Internal, "",
-			"the tool's output could not be filtered, so it was withheld: %v", err).WithRule("output_filter")), 0
+			"the tool's output could not be filtered, so it was withheld: %v", err).WithRule("output_filter")), nil
 	}
-	return out, rep.Redacted()
+	return out, rep.Redactions
 }
 
 // keepMeta carries the filter's _meta report over to a result the output
@@ -76,9 +76,11 @@ func mergeMeta(filtered, own *mcp.Meta) *mcp.Meta {
 }
 
 // recordFinished writes a finished call's audit line, with the number of
-// secrets the output filter redacted.
-func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactions int) error {
+// secrets the output filter redacted (by rule: the observer's detail).
+func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactedBy map[string]int) error {
 	e := entry(t.call, t.digest, "allowed", outcome, code, t.start)
-	e.Redactions = redactions
-	return g.append(e)
+	for _, n := range redactedBy {
+		e.Redactions += n
+	}
+	return g.appendRedacted(e, redactedBy)
 }

@@ -45,6 +45,8 @@ type Guard struct {
 	tools     map[string]*ToolInfo
 	validator *Validator
 	audit     Auditor
+	// obs, when set, sees each audit line (SetObserver).
+	obs Observer
 
 	// applied holds the per-tool limits of each known tool.
 	applied map[string][]ToolLimits
@@ -233,8 +235,16 @@ func auditDenial(err error) *toolerr.Error {
 		"the call was not run because its audit line could not be written").WithRule("audit.write")
 }
 
-func (g *Guard) append(e Entry) error {
-	if err := g.audit.Append(e); err != nil {
+func (g *Guard) append(e Entry) error { return g.appendRedacted(e, nil) }
+
+// appendRedacted writes e and shows it, with the redactions by rule of a
+// finished call, to the observer.
+func (g *Guard) appendRedacted(e Entry, redactedBy map[string]int) error {
+	err := g.audit.Append(e)
+	if g.obs != nil {
+		g.obs.Observe(Event{Entry: e, RedactedBy: redactedBy, Err: err})
+	}
+	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil

@@ -36,6 +36,8 @@ type backendEnv struct {
 	Log       *slog.Logger
 	// Sandbox receives how the detected sandbox enforces limits.
 	Sandbox **SandboxReport
+	// Observe watches the sandbox runs.
+	Observe Observers
 }
 
 // Unavailable names a toolset that could not be opened, and why.

@@ -44,12 +44,17 @@ func (b *Built) Close() error {
 // are recorded in audit. A toolset whose backend cannot be opened is left
 // out and listed in Unavailable.
 func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger) (*Built, error) {
+	return build(ctx, cfg, audit, version, log, Observers{})
+}
+
+// build is Build with the observers the server and its sandbox report to.
+func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version string, log *slog.Logger, obs Observers) (*Built, error) {
 	ws, err := sandbox.Open(cfg.Workspace)
 	if err != nil {
 		return nil, err
 	}
 	b := &Built{Workspace: ws}
-	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox})
+	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs})
 	if err != nil {
 		ws.Close()
 		return nil, err
@@ -59,7 +64,9 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		b.Close()
 		return nil, err
 	}
+	g.SetObserver(obs.Guard)
 	b.Server = New(g, b.Tools, version, log)
+	b.Server.obs = obs
 	b.Server.SetLateCalls(cfg.Limits.TimeoutGrace, cfg.Limits.MaxAbandoned)
 	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {
 		b.Close()

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/tracing"
 )
 
 // HTTPOptions configures the HTTP transports.
@@ -39,6 +40,8 @@ type HTTPOptions struct {
 	// required ones and those identities rules match; empty means the
 	// required ones.
 	OAuthScopes []string
+	// Wrap, when set, wraps the whole handler (the HTTP metrics).
+	Wrap func(http.Handler) http.Handler
 }
 
 // Paths served on the HTTP listener.
@@ -72,7 +75,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	auth := newAuthenticator(opts)
-	h := checkHost(opts.AllowedHosts, withMetadata(opts, checkOrigin(opts.AllowedOrigins, auth.require(capBody(opts.MaxBodyBytes, mux)))))
+	h := checkHost(opts.AllowedHosts, withMetadata(opts, checkOrigin(opts.AllowedOrigins, auth.require(capBody(opts.MaxBodyBytes, tracing.HTTP(mux))))))
+	if opts.Wrap != nil {
+		h = opts.Wrap(h)
+	}
 	stop := func(ctx context.Context) {
 		_ = sse.Shutdown(ctx)
 		_ = streamable.Shutdown(ctx)

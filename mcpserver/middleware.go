@@ -37,27 +37,28 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 		if answer.valid() {
 			admit = s.guard.AdmitAnswer
 		}
-		ticket, denial := admit(call)
+		ticket, denial := decide(ctx, admit, call)
 		if denial != nil {
 			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 			return toolerr.Result(denial), nil
 		}
 		if ticket.NeedsApproval() {
-			if res := s.approval.approve(ctx, req, call, ticket, raw, answer); res != nil {
+			if res := s.awaitApproval(ctx, req, call, ticket, raw, answer); res != nil {
 				return res, nil
 			}
 		}
 		// The handler decodes the very bytes the guard validated, and need
 		// not encode the arguments again.
 		req.Params.RawArguments = raw
-		return s.runWithDeadline(ctx, ticket, call, next, req), nil
+		return s.runTraced(ctx, ticket, call, next, req), nil
 	}
 }
 
-// toolMiddleware is what mcp-go runs around every tool handler: the guard,
-// then the result made ready for the wire (see structured.ForWire).
+// toolMiddleware is what mcp-go runs around every tool handler: the guard
+// (in the call's span when tracing is on), then the result made ready for
+// the wire (see structured.ForWire).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	guarded := s.guardMiddleware(next)
+	guarded := s.observedGuard(next)
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := guarded(ctx, req)
 		if res != nil {

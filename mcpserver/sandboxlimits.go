@@ -47,7 +47,7 @@ func detectSandbox(ctx context.Context, env backendEnv) (sandbox.Runner, error) 
 		}
 		return nil, err
 	}
-	return runner, nil
+	return env.Observe.runner(runner), nil
 }
 
 // checkEnforcement compares what the operator set and accepted with what

@@ -29,6 +29,8 @@ type Server struct {
 	// runTimeouts are the tools' own run timeouts, which the call
 	// deadline never cuts (callDeadline).
 	runTimeouts map[string]func(map[string]any) (time.Duration, string)
+	// obs watches calls for the operator (BuildObserved).
+	obs Observers
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"slices"
 
@@ -40,11 +41,17 @@ func newServeCmd() *cobra.Command {
 func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	cfg := l.Config
 	log := newLogger(cfg.Log.Level)
-	b, audit, closeAll, err := openServer(cmd.Context(), cfg, log)
+	obs, err := startObservers(cmd.Context(), cfg, log)
+	if err != nil {
+		return err
+	}
+	defer obs.stop()
+	b, audit, closeAll, err := openObservedServer(cmd.Context(), cfg, log, obs.Observers)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
+	obs.knowTools(b.Tools)
 	logStart(log, l, audit.Path())
 	if err := recordSurface(cmd.Context(), b, audit, log); err != nil {
 		return err
@@ -60,17 +67,22 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	if cfg.HTTP.Addr == "" {
 		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
 	}
-	return serveHTTP(cmd, b, cfg, log)
+	return serveHTTP(cmd, b, cfg, log, obs.wrapHTTP())
 }
 
 // openServer opens the audit log and builds the server over it, as serve,
 // call and gemini do; closeAll closes the server, then the log.
 func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcpserver.Built, *guard.AuditLog, func(), error) {
+	return openObservedServer(ctx, cfg, log, mcpserver.Observers{})
+}
+
+// openObservedServer is openServer with observers (metrics).
+func openObservedServer(ctx context.Context, cfg configs.Config, log *slog.Logger, obs mcpserver.Observers) (*mcpserver.Built, *guard.AuditLog, func(), error) {
 	audit, closeAudit, err := openAudit(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	b, err := mcpserver.Build(ctx, cfg, audit, version, log)
+	b, err := mcpserver.BuildObserved(ctx, cfg, audit, version, log, obs)
 	if err != nil {
 		closeAudit()
 		return nil, nil, nil, err
@@ -78,7 +90,7 @@ func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcp
 	return b, audit, func() { b.Close(); closeAudit() }, nil
 }
 
-func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger) error {
+func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *slog.Logger, wrap func(http.Handler) http.Handler) error {
 	token, generated, err := mcpserver.ResolveToken(cfg.HTTP.TokenFile)
 	if err != nil {
 		return err
@@ -112,7 +124,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,
 		MaxStreams: cfg.HTTP.MaxStreamsPerIdentity,
 		Identities: ids, OAuth: verifier, PublicURL: cfg.HTTP.PublicURL,
-		OAuthScopes: supportedScopes(cfg),
+		OAuthScopes: supportedScopes(cfg), Wrap: wrap,
 	})
 }
 

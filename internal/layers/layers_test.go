@@ -16,7 +16,7 @@ const module = "github.com/toolwarden/toolwarden/"
 var leaves = []string{"toolerr", "capability", "workspacepath", "artifactkey", "structured"}
 
 // toolDeps is what a tool package builds on.
-var toolDeps = with(leaves, "tools", "configs", "sandbox")
+var toolDeps = with(leaves, "tools", "configs", "sandbox", "tracing")
 
 // mayImport is the one table of allowed arrows: each package of the module
 // (a key may be a path.Match pattern) and the toolwarden packages it may
@@ -25,7 +25,7 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
-	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals"),
+	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals", "tracing"),
 	"bridge":         leaves,
 	"guard":          with(leaves, "guard/outfilter"),
 	// Ships audit lines to syslog and anchors the chain head to S3.
@@ -43,8 +43,14 @@ var mayImport = map[string][]string{
 	// The strict JSON-RPC pre-check both transports run.
 	"jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
-	"oauth":         nil,
-	"approvals":     nil,
+	"oauth":     nil,
+	"approvals": nil,
+	// Counts calls, decisions and sandbox runs for Prometheus (the guard's
+	// Observer, a sandbox.Runner wrapper).
+	"metrics": {"guard", "sandbox", "internal/version"},
+	// OpenTelemetry spans of calls and of the sandbox runs, S3 and Neo4j
+	// requests they make; tools use it, so it imports no tool.
+	"tracing":       {"sandbox"},
 	"approvalpage":  {"approvals"},
 	"approvalsock":  {"approvals"},
 	"approvalhook":  {"approvals"},

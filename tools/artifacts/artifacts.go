@@ -22,6 +22,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tracing"
 )
 
 // Limits are the config's artifacts section.
@@ -80,7 +81,7 @@ func (s *Store) Connect() error {
 		Creds:     credentials.NewStaticV4(access, secret, ""),
 		Secure:    cfg.UseTLS,
 		Region:    cfg.Region,
-		Transport: tr,
+		Transport: tracing.Transport(tr),
 		// A call fails over to backend.unavailable quickly instead of
 		// retrying for seconds; the model can call again.
 		MaxRetries: 2,

@@ -10,6 +10,9 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tracing"
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Store is the Runner over a real Neo4j: one driver for the process, one
@@ -97,7 +100,19 @@ func (s *Store) Write(ctx context.Context, work Work) (any, error) {
 	return s.execute(ctx, neo4j.AccessModeWrite, work)
 }
 
+// execute runs work in a transaction of mode, in a span when tracing is on.
 func (s *Store) execute(ctx context.Context, mode neo4j.AccessMode, work Work) (any, error) {
+	if !tracing.Enabled() {
+		return s.run(ctx, mode, work)
+	}
+	name := map[neo4j.AccessMode]string{neo4j.AccessModeRead: "neo4j read", neo4j.AccessModeWrite: "neo4j write"}[mode]
+	ctx, span := tracing.Start(ctx, name, attribute.String("db.system.name", "neo4j"), attribute.String("db.namespace", s.database))
+	v, err := s.run(ctx, mode, work)
+	tracing.End(span, "", string(toolerr.CodeOf(err)))
+	return v, err
+}
+
+func (s *Store) run(ctx context.Context, mode neo4j.AccessMode, work Work) (any, error) {
 	sc := neo4j.SessionConfig{DatabaseName: s.database, AccessMode: mode}
 	if mode == neo4j.AccessModeRead {
 		sc.Auth = s.readAuth

@@ -1,0 +1,118 @@
+// Package tracing makes OpenTelemetry spans of each tool call: the call,
+// the guard's decision, the wait for a human's approval, the handler, the
+// sandbox run and the S3 and Neo4j requests it makes. Spans go out over
+// OTLP/HTTP only when the standard OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; otherwise tracing is off and
+// every function here returns at once, without a span or an allocation.
+//
+// A call's parent is the trace context its client sent: _meta.traceparent
+// (and tracestate) in the request (SEP-414), else the HTTP request's
+// traceparent header.
+package tracing
+
+import (
+	"context"
+	"sync/atomic"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// ScopeName names toolwarden's tracer.
+const ScopeName = "github.com/toolwarden/toolwarden"
+
+// state is what Use installed; nil while tracing is off.
+var state atomic.Pointer[installed]
+
+type installed struct {
+	tracer     trace.Tracer
+	provider   trace.TracerProvider
+	propagator propagation.TextMapPropagator
+}
+
+// propagator reads W3C trace context and baggage.
+var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// Use turns tracing on with tp (Setup's OTLP provider, or a test's), and
+// off again with nil. It also becomes OpenTelemetry's global provider, for
+// the instrumented HTTP transports.
+func Use(tp trace.TracerProvider) {
+	if tp == nil {
+		state.Store(nil)
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		return
+	}
+	state.Store(&installed{tracer: tp.Tracer(ScopeName), provider: tp, propagator: propagator})
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagator)
+}
+
+// Enabled reports whether spans are made.
+func Enabled() bool { return state.Load() != nil }
+
+// noSpan is what every Start returns while tracing is off.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// Start begins a child span of ctx's span named name; off, it returns ctx
+// and a span that records nothing.
+func Start(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	s := state.Load()
+	if s == nil {
+		return ctx, noSpan
+	}
+	return s.tracer.Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
+// End ends span; a non-empty code (a toolerr code) marks it an error.
+func End(span trace.Span, outcome, code string) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	if outcome != "" {
+		span.SetAttributes(attribute.String("toolwarden.outcome", outcome))
+	}
+	if code != "" {
+		span.SetAttributes(attribute.String("toolwarden.error.code", code))
+		span.SetStatus(codes.Error, code)
+	}
+	span.End()
+}
+
+// StartCall begins the span of one tools/call of tool. Its parent is the
+// trace context in the request's _meta (traceparent, tracestate, baggage),
+// when there is one, else ctx's (from the HTTP headers, see HTTP).
+func StartCall(ctx context.Context, tool string, meta map[string]any) (context.Context, trace.Span) {
+	s := state.Load()
+	if s == nil {
+		return ctx, noSpan
+	}
+	if _, ok := meta["traceparent"].(string); ok {
+		ctx = s.propagator.Extract(ctx, metaCarrier(meta))
+	}
+	return s.tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tool)))
+}
+
+// metaCarrier reads trace context from a request's _meta fields (SEP-414).
+// Only string values count; the carrier never writes.
+type metaCarrier map[string]any
+
+func (m metaCarrier) Get(key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func (m metaCarrier) Set(string, string) {}
+
+func (m metaCarrier) Keys() []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
