@@ -21,7 +21,7 @@ func (s downStore) Admit(Charge, func(State) Decision) (Decision, error) {
 	return Decision{}, errDown
 }
 func (downStore) ChargeOutput(string, []ToolLimits, int64) error { return errDown }
-func (downStore) Peek(string, []ToolLimits) (State, error)      { return State{}, errDown }
+func (downStore) Peek(string, []ToolLimits) (State, error)       { return State{}, errDown }
 func (downStore) Forget(string)                                  {}
 
 // TestSharedStoreDownFailsClosed: when the replicas' shared usage cannot
