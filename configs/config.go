@@ -30,6 +30,8 @@ type Config struct {
 	Log       Log       `mapstructure:"log" yaml:"log"`
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
+	// Cluster is the state replicas share (cluster.go).
+	Cluster Cluster `mapstructure:"cluster" yaml:"cluster"`
 	// Tools are the operator's declared tools (see declared.go); more come
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
