@@ -24,10 +24,12 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox")
 // package takes a place in the layering when it is added. Only what a
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
-	"cmd/toolwarden":  {"*", "*/*"},
-	"mcpserver":       with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals"),
-	"bridge":          leaves,
-	"guard":           with(leaves, "guard/outfilter"),
+	"cmd/toolwarden": {"*", "*/*"},
+	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals", "clusterstate"),
+	"bridge":         leaves,
+	"guard":          with(leaves, "guard/outfilter"),
+	// The replicas' shared usage and approval state, in Redis/Valkey.
+	"clusterstate":    with(leaves, "guard"),
 	"tools/artifacts": toolDeps,
 	"tools/exec":      toolDeps,
 	"tools/fs":        toolDeps,

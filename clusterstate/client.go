@@ -1,0 +1,72 @@
+// Package clusterstate keeps the state several toolwarden replicas behind
+// a load balancer must share in one Redis or Valkey server: each
+// identity's rate buckets (github.com/go-redis/redis_rate) and window
+// counters (atomic Lua scripts), and the single-use marks of approval
+// answers. Nothing here is a cluster of its own: Redis is the one source
+// of truth, and when it cannot be reached the callers fail closed.
+package clusterstate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Options say how to reach the server.
+type Options struct {
+	// URL is redis://host:port/db or rediss://host:port/db.
+	URL      string
+	Password string
+	// Prefix starts every key, so that several deployments may share one
+	// server; empty means "tw:".
+	Prefix string
+}
+
+// opTimeout bounds one operation: a call waits at most this long on a
+// server that does not answer before it is refused.
+const opTimeout = 2 * time.Second
+
+// Client is a connection pool to the server.
+type Client struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+// Open parses the URL and makes the pool; it does not dial (see Ping), so
+// a replica starts while Redis is down and serves once it is back.
+func Open(o Options) (*Client, error) {
+	opt, err := redis.ParseURL(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.redis_url: %w", err)
+	}
+	if o.Password != "" {
+		opt.Password = o.Password
+	}
+	// Fail fast and once: a call refused with backend.unavailable is
+	// better than one that hangs, and the client retries anyway.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
+	opt.MaxRetries = 1
+	opt.PoolSize = 64
+	opt.PoolTimeout = opTimeout
+	if o.Prefix == "" {
+		o.Prefix = "tw:"
+	}
+	return &Client{rdb: redis.NewClient(opt), prefix: o.Prefix}, nil
+}
+
+// Ping checks the server answers and accepts the password.
+func (c *Client) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	return c.rdb.Ping(ctx).Err()
+}
+
+// Close closes the pool.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// op is the context of one operation.
+func op() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), opTimeout)
+}
