@@ -1,0 +1,189 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/toolerr"
+)
+
+var helloArgs = map[string]any{"path": "hello.txt"}
+
+// countAllowed makes n quick calls through the balancer and counts those
+// that ran; every other must be refused by the rate limit.
+func countAllowed(t *testing.T, f *fleet, n int) int {
+	allowed := 0
+	for range n {
+		res, err := statelessCall(f.lb, "read_file", helloArgs, mcp.MultiRoundTripParams{})
+		require.NoError(t, err)
+		if !res.IsError {
+			allowed++
+			continue
+		}
+		require.Equal(t, toolerr.RateLimited, toolerr.ErrorCode(res))
+	}
+	return allowed
+}
+
+// TestReplicasShareRateLimit: behind a round-robin balancer, one
+// identity's rate limit of 10 (burst 10) holds for the fleet when the
+// replicas share Redis, and is three times as much when they do not.
+func TestReplicasShareRateLimit(t *testing.T) {
+	limits := []string{"TOOLWARDEN_LIMITS_RATE_PER_MINUTE=10", "TOOLWARDEN_LIMITS_BURST=10"}
+	shared := startFleet(t, true, limits...)
+	require.Equal(t, 10, countAllowed(t, shared, 30))
+	for name, r := range shared.replicas {
+		entries := replicaEntries(t, r.audit)
+		require.NotEmpty(t, entries, "round robin reached replica %s", name)
+	}
+	alone := startFleet(t, false, limits...)
+	require.Equal(t, 30, countAllowed(t, alone, 30), "each replica alone has a bucket of its own")
+}
+
+// replicaEntries are the call lines of one replica's audit file, after
+// `toolwarden audit verify` checked its chain.
+func replicaEntries(t *testing.T, path string) []guard.Entry {
+	out, err := exec.Command(binary, "audit", "verify", path).CombinedOutput()
+	require.NoError(t, err, string(out))
+	return auditEntries(t, []string{"TOOLWARDEN_AUDIT_PATH=" + path})
+}
+
+// TestReplicasApprovalAcrossReplicas: a call asked for approval on
+// replica a (2026-07-28, input_required) and retried with the human's
+// answer on replica b runs there; the same answer replayed on c is asked
+// again. Through the balancer, wherever the two requests land, it works.
+func TestReplicasApprovalAcrossReplicas(t *testing.T) {
+	f := startFleet(t, true)
+	args := map[string]any{"path": "notes/a-to-b.md", "content": "approved on b", "create_dirs": true}
+	asked, err := statelessCall(f.replicaURL("a"), "write_file", args, mcp.MultiRoundTripParams{})
+	require.NoError(t, err)
+	require.True(t, asked.NeedsInput(), "%v", asked.Content)
+	answer := mcp.MultiRoundTripParams{RequestState: asked.RequestState, InputResponses: acceptAnswer()}
+	done, err := statelessCall(f.replicaURL("b"), "write_file", args, answer)
+	require.NoError(t, err)
+	require.False(t, done.IsError, "%v", done.Content)
+	require.False(t, done.NeedsInput())
+	require.FileExists(t, filepath.Join(f.ws, "notes/a-to-b.md"))
+	replayed, err := statelessCall(f.replicaURL("c"), "write_file", args, answer)
+	require.NoError(t, err)
+	require.True(t, replayed.NeedsInput(), "one answer runs one call, fleet-wide")
+
+	for i := range 3 {
+		args := map[string]any{"path": "notes/lb.md", "content": "through the balancer", "create_dirs": true}
+		asked, err := statelessCall(f.lb, "write_file", args, mcp.MultiRoundTripParams{})
+		require.NoError(t, err)
+		require.True(t, asked.NeedsInput())
+		done, err := statelessCall(f.lb, "write_file", args, mcp.MultiRoundTripParams{RequestState: asked.RequestState, InputResponses: acceptAnswer()})
+		require.NoError(t, err)
+		require.False(t, done.IsError || done.NeedsInput(), "round %d: %v", i, done.Content)
+	}
+}
+
+func acceptAnswer() mcp.InputResponses {
+	return mcp.InputResponses{"toolwarden_approval": mcp.NewElicitationInputResponse(mcp.ElicitationResult{
+		ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept}})}
+}
+
+// load runs workers that call through the balancer until stop is closed,
+// counting the calls that ran and those that failed (transport error,
+// HTTP error or error result).
+type load struct {
+	ok, failed atomic.Int64
+	errs       sync.Map // error text → true
+	wg         sync.WaitGroup
+	stop       chan struct{}
+}
+
+func startLoad(f *fleet, workers int) *load {
+	l := &load{stop: make(chan struct{})}
+	for range workers {
+		l.wg.Go(func() {
+			for {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				res, err := statelessCall(f.lb, "read_file", helloArgs, mcp.MultiRoundTripParams{})
+				switch {
+				case err != nil:
+					l.failed.Add(1)
+					l.errs.Store(err.Error(), true)
+				case res.IsError:
+					l.failed.Add(1)
+					l.errs.Store(string(toolerr.ErrorCode(res)), true)
+				default:
+					l.ok.Add(1)
+				}
+			}
+		})
+	}
+	return l
+}
+
+func (l *load) end() { close(l.stop); l.wg.Wait() }
+
+// TestReplicasKillOneUnderLoad: kill -9 of one replica while 16 clients
+// call through the balancer fails at most the calls in flight on it; the
+// others go on, the survivors' audit chains verify, and the replica
+// rejoins once restarted.
+func TestReplicasKillOneUnderLoad(t *testing.T) {
+	const workers = 16
+	f := startFleet(t, true, "TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=100000000", "TOOLWARDEN_LIMITS_MAX_OUTPUT_BYTES_PER_SESSION=100000000000")
+	l := startLoad(f, workers)
+	time.Sleep(time.Second)
+	f.kill("a")
+	killedAt := l.ok.Load()
+	time.Sleep(2 * time.Second)
+	require.Greater(t, l.ok.Load(), killedAt+50, "the other replicas go on serving")
+	before := len(replicaEntries(t, f.replicas["a"].audit))
+	f.start("a")
+	time.Sleep(2 * time.Second)
+	l.end()
+	var errs []string
+	l.errs.Range(func(k, _ any) bool { errs = append(errs, k.(string)); return true })
+	t.Logf("calls: %d ran, %d failed %v", l.ok.Load(), l.failed.Load(), errs)
+	require.LessOrEqual(t, l.failed.Load(), int64(workers), "only calls in flight on the killed replica fail: %v", errs)
+	for _, name := range []string{"b", "c"} {
+		require.NotEmpty(t, replicaEntries(t, f.replicas[name].audit), "replica %s", name)
+	}
+	require.Greater(t, len(replicaEntries(t, f.replicas["a"].audit)), before, "the restarted replica takes calls again")
+}
+
+// TestReplicasRedisDown: with Redis stopped, calls through the balancer
+// are refused with backend.unavailable (fail closed); once it is back
+// they run again, with no replica restarted.
+func TestReplicasRedisDown(t *testing.T) {
+	f := startFleet(t, true)
+	res, err := statelessCall(f.lb, "read_file", helloArgs, mcp.MultiRoundTripParams{})
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	f.redis.Stop()
+	for range 3 {
+		res, err := statelessCall(f.lb, "read_file", helloArgs, mcp.MultiRoundTripParams{})
+		require.NoError(t, err)
+		require.True(t, res.IsError)
+		require.Equal(t, toolerr.BackendUnavailable, toolerr.ErrorCode(res))
+		e, ok := toolerr.FromResult(res)
+		require.True(t, ok)
+		require.Contains(t, e.Hint, "cluster.redis_url")
+		require.Equal(t, "cluster.redis", e.Rule)
+	}
+	f.redis.Start(t)
+	require.Eventually(t, func() bool {
+		for range 3 { // one round of the balancer: every replica recovered
+			res, err := statelessCall(f.lb, "read_file", helloArgs, mcp.MultiRoundTripParams{})
+			if err != nil || res.IsError {
+				return false
+			}
+		}
+		return true
+	}, 15*time.Second, 200*time.Millisecond)
+}
