@@ -85,21 +85,24 @@ func TestCountedLimitsHoldUnderConcurrency(t *testing.T) {
 	gs := fleet(t, 3, guard.Limits{MaxCalls: 20, MaxOutputBytes: 1 << 20, Budget: 45})
 	_, bad := gs[0].Admit(guard.Call{Tool: "echo", Identity: "alice", Args: map[string]any{"nope": 1}})
 	require.Equal(t, toolerr.InvalidSchema, bad.Code, bad.Message)
-	var allowed, budget atomic.Int64
+	var allowed, denied atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
 			switch err := echo(gs[i%3], "alice"); {
 			case err == nil:
 				allowed.Add(1)
-			case err.Code == toolerr.BudgetExceeded:
-				budget.Add(1)
+			case err.Code == toolerr.BudgetExceeded || err.Code == toolerr.LimitExceeded:
+				// Under contention a call may see charges of calls that
+				// are refunded a moment later: it is refused by the first
+				// limit it then appears to reach (fail closed).
+				denied.Add(1)
 			}
 		})
 	}
 	wg.Wait()
 	require.Equal(t, int64(15), allowed.Load(), "45 of budget at 3 a call, the invalid call refunded")
-	require.Equal(t, int64(25), budget.Load())
+	require.Equal(t, int64(25), denied.Load())
 	d := gs[2].Explain(guard.Call{Tool: "echo", Identity: "alice", Args: map[string]any{"text": "x"}})
 	require.Equal(t, "limits.budget", d.Rule)
 	require.Contains(t, d.Err.Message, "45 of the budget of 45 is spent")
