@@ -8,7 +8,9 @@ package clusterstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,6 +34,9 @@ const opTimeout = 2 * time.Second
 type Client struct {
 	rdb    *redis.Client
 	prefix string
+
+	mu      sync.Mutex
+	closers []func() error
 }
 
 // Open parses the URL and makes the pool; it does not dial (see Ping), so
@@ -63,8 +68,25 @@ func (c *Client) Ping(ctx context.Context) error {
 	return c.rdb.Ping(ctx).Err()
 }
 
-// Close closes the pool.
-func (c *Client) Close() error { return c.rdb.Close() }
+// Close stops the subscriptions and closes the pool.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	closers := c.closers
+	c.closers = nil
+	c.mu.Unlock()
+	var errs []error
+	for _, f := range closers {
+		errs = append(errs, f())
+	}
+	return errors.Join(append(errs, c.rdb.Close())...)
+}
+
+// onClose runs f when the client closes.
+func (c *Client) onClose(f func() error) {
+	c.mu.Lock()
+	c.closers = append(c.closers, f)
+	c.mu.Unlock()
+}
 
 // op is the context of one operation.
 func op() (context.Context, context.CancelFunc) {

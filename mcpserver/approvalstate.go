@@ -58,11 +58,10 @@ func newStateSigner() *stateSigner {
 	return &stateSigner{key: key, used: map[string]time.Time{}}
 }
 
-// ShareApprovalState makes approval answers valid on every replica that
-// holds key, used once across them all through used. Call it before
-// serving calls.
-func (s *Server) ShareApprovalState(key []byte, used SingleUse) {
-	s.approval.states = &stateSigner{key: key, shared: used, used: map[string]time.Time{}}
+// sharedStateSigner makes approval answers valid on every replica that
+// holds key, used once across them all through used.
+func sharedStateSigner(key []byte, used SingleUse) *stateSigner {
+	return &stateSigner{key: key, shared: used, used: map[string]time.Time{}}
 }
 
 var errBadState = errors.New("approval state is not one this server signed")

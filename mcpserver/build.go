@@ -67,7 +67,7 @@ func Build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	b.Server = New(g, b.Tools, version, log)
 	if cl != nil {
 		b.closers = append(b.closers, cl.client)
-		b.Server.ShareApprovalState(cl.secret, cl.client)
+		b.Server.join(cl)
 	}
 	b.Server.SetLateCalls(cfg.Limits.TimeoutGrace, cfg.Limits.MaxAbandoned)
 	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {

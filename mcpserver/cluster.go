@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/toolwarden/toolwarden/approvals"
 	"github.com/toolwarden/toolwarden/clusterstate"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
@@ -12,8 +13,9 @@ import (
 // cluster is what a replica shares with the others (cluster.redis_url):
 // nil when it runs alone.
 type cluster struct {
-	client *clusterstate.Client
-	secret []byte
+	client  *clusterstate.Client
+	secret  []byte
+	replica string
 }
 
 // openCluster connects to the shared state when cluster.redis_url is set.
@@ -35,7 +37,16 @@ func openCluster(ctx context.Context, cfg configs.Cluster, log *slog.Logger) (*c
 		log.Warn("cluster: the shared state (cluster.redis_url) cannot be reached; calls are refused with backend.unavailable until it is",
 			"replica", cfg.Replica(), "err", err)
 	}
-	return &cluster{client: c, secret: secret}, nil
+	return &cluster{client: c, secret: secret, replica: cfg.Replica()}, nil
+}
+
+// join makes s a replica of the fleet: approval answers signed with the
+// shared key, used once fleet-wide, and (once OpenApprovals makes the
+// hub) calls waiting on the page or terminal shown and decided on any
+// replica. Call it before serving calls.
+func (s *Server) join(c *cluster) {
+	s.approval.states = sharedStateSigner(c.secret, c.client)
+	s.approval.joinFleet = func(h *approvals.Hub) { clusterstate.ShareApprovals(c.client, c.replica, h, s.log) }
 }
 
 // usage is the shared store of the identities' usage, or nil (memory).

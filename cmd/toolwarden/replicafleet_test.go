@@ -77,23 +77,31 @@ func freeAddr(t *testing.T) string {
 // start (re)starts replica name on its address and waits until it serves.
 func (f *fleet) start(name string) {
 	r := f.replicas[name]
+	require.NoError(f.t, os.MkdirAll(filepath.Join(f.dir, "run-"+name), 0o700))
 	cmd := exec.Command(binary, "serve", "--workspace", f.ws, "--http", r.addr)
-	cmd.Env = append(f.env, "TOOLWARDEN_AUDIT_PATH="+r.audit, "TOOLWARDEN_CLUSTER_REPLICA_ID=tw-"+name)
+	cmd.Env = append(f.cliEnv(name), "TOOLWARDEN_AUDIT_PATH="+r.audit, "TOOLWARDEN_CLUSTER_REPLICA_ID=tw-"+name)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(f.t, err)
 	require.NoError(f.t, cmd.Start())
 	sc := bufio.NewScanner(stderr)
-	started := false
+	started, lines := false, []string{}
 	for !started && sc.Scan() {
 		started = strings.Contains(sc.Text(), "serving HTTP")
+		lines = append(lines, sc.Text())
 	}
-	require.True(f.t, started, "replica %s did not start", name)
+	require.True(f.t, started, "replica %s did not start: %s", name, strings.Join(lines, "\n"))
 	go func() {
 		for sc.Scan() {
 		}
 	}()
 	r.cmd = cmd
 	f.t.Cleanup(func() { f.kill(name) })
+}
+
+// cliEnv is the environment of replica name and of the commands that
+// talk to it over its control socket (its own XDG_RUNTIME_DIR).
+func (f *fleet) cliEnv(name string) []string {
+	return append(f.env[:len(f.env):len(f.env)], "XDG_RUNTIME_DIR="+filepath.Join(f.dir, "run-"+name))
 }
 
 // kill kills replica name with SIGKILL, as a crash would.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
@@ -84,6 +85,38 @@ func TestReplicasApprovalAcrossReplicas(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, done.IsError || done.NeedsInput(), "round %d: %v", i, done.Content)
 	}
+}
+
+// TestReplicasTerminalDecisionAcrossReplicas: with approval.channel
+// [terminal], a call waiting on replica a is listed by `toolwarden
+// approvals` on replica b's control socket and approved there.
+func TestReplicasTerminalDecisionAcrossReplicas(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "toolwarden"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "toolwarden", "config.yaml"), []byte("approval:\n  channel: [terminal]\n"), 0o644))
+	f := startFleet(t, true, "XDG_CONFIG_HOME="+home)
+	args := map[string]any{"path": "notes/terminal-b.md", "content": "approved on b's terminal", "create_dirs": true}
+	res := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := statelessCall(f.replicaURL("a"), "write_file", args, mcp.MultiRoundTripParams{})
+		if err != nil {
+			r = mcp.NewToolResultError(err.Error())
+		}
+		res <- r
+	}()
+	envB := f.cliEnv("b")
+	id := waitingID(t, envB)
+	out, err := approvalsCLI(t, envB, "approve", id)
+	require.NoError(t, err, out)
+	select {
+	case r := <-res:
+		require.False(t, r.IsError, "%v", r.Content)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call on replica a was not settled by b's decision")
+	}
+	require.FileExists(t, filepath.Join(f.ws, "notes/terminal-b.md"))
+	out, err = approvalsCLI(t, f.cliEnv("c"), "approve", id)
+	require.Error(t, err, "the call ended: %s", out)
 }
 
 func acceptAnswer() mcp.InputResponses {

@@ -29,7 +29,7 @@ var mayImport = map[string][]string{
 	"bridge":         leaves,
 	"guard":          with(leaves, "guard/outfilter"),
 	// The replicas' shared usage and approval state, in Redis/Valkey.
-	"clusterstate":    with(leaves, "guard"),
+	"clusterstate":    with(leaves, "guard", "approvals"),
 	"tools/artifacts": toolDeps,
 	"tools/exec":      toolDeps,
 	"tools/fs":        toolDeps,
