@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -26,9 +27,13 @@ type Options struct {
 	Prefix string
 }
 
-// opTimeout bounds one operation: a call waits at most this long on a
-// server that does not answer before it is refused.
-const opTimeout = 2 * time.Second
+// opTimeout bounds one operation, waiting for a pooled connection
+// included: a call waits at most this long on a server that does not
+// answer before it is refused. A server that is down refuses the
+// connection at once. Under a load that saturates the CPU a call may
+// queue for a connection for a second or more; that is no reason to
+// refuse it.
+const opTimeout = 5 * time.Second
 
 // Client is a connection pool to the server.
 type Client struct {
@@ -50,10 +55,11 @@ func Open(o Options) (*Client, error) {
 		opt.Password = o.Password
 	}
 	// Fail fast and once: a call refused with backend.unavailable is
-	// better than one that hangs, and the client retries anyway.
-	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, time.Second, time.Second
+	// better than one that hangs, and the client retries anyway. The pool
+	// is wide, as each call in flight holds a connection for a round trip.
+	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 3*time.Second, 3*time.Second
 	opt.MaxRetries = 1
-	opt.PoolSize = 64
+	opt.PoolSize = 256
 	opt.PoolTimeout = opTimeout
 	if o.Prefix == "" {
 		o.Prefix = "tw:"
@@ -91,4 +97,16 @@ func (c *Client) onClose(f func() error) {
 // op is the context of one operation.
 func op() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), opTimeout)
+}
+
+// LogTo sends go-redis's own messages (a pool that cannot dial, a
+// subscription that reconnects) to log at debug level instead of
+// stderr: what matters to the operator is already logged and audited as
+// backend.unavailable. It sets a process-wide logger.
+func LogTo(log *slog.Logger) { redis.SetLogger(slogAdapter{log}) }
+
+type slogAdapter struct{ log *slog.Logger }
+
+func (a slogAdapter) Printf(ctx context.Context, format string, v ...any) {
+	a.log.DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
 }

@@ -29,6 +29,7 @@ func openCluster(ctx context.Context, cfg configs.Cluster, log *slog.Logger) (*c
 	if err != nil {
 		return nil, err
 	}
+	clusterstate.LogTo(log)
 	c, err := clusterstate.Open(clusterstate.Options{URL: cfg.RedisURL, Password: cfg.RedisPassword()})
 	if err != nil {
 		return nil, err
