@@ -62,7 +62,7 @@ func (c *cluster) usage(cfg configs.Config) guard.UsageStore {
 // state are kept.
 func ClusterSummary(cfg configs.Cluster) string {
 	if !cfg.Shared() {
-		return "in this process's memory (cluster.redis_url is empty): limits count per replica"
+		return "in the memory of each process (cluster.redis_url is empty): limits count per replica"
 	}
 	return "shared by every replica in Redis/Valkey at " + cfg.RedisURL + "; this replica is " + cfg.Replica()
 }

@@ -220,3 +220,29 @@ func TestReplicasRedisDown(t *testing.T) {
 		return true
 	}, 15*time.Second, 200*time.Millisecond)
 }
+
+// TestConfigCheckShowsCluster: `config check` says where limits and
+// approvals live, and refuses a shared setup without the approval-state
+// key, naming the key to set.
+func TestConfigCheckShowsCluster(t *testing.T) {
+	ws, env := workspace(t)
+	check := func(extra ...string) (string, error) {
+		cmd := exec.Command(binary, "config", "check", "--workspace", ws)
+		cmd.Env = append(env, extra...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := check()
+	require.NoError(t, err, out)
+	require.Contains(t, out, "shared_state: 'in the memory of each process (cluster.redis_url is empty)")
+	shared := []string{"TOOLWARDEN_CLUSTER_REDIS_URL=redis://127.0.0.1:1/0", "TOOLWARDEN_CLUSTER_SECRET_ENV=TW_CLUSTER_SECRET",
+		"TOOLWARDEN_CLUSTER_REPLICA_ID=tw-check"}
+	out, err = check(shared...)
+	require.Error(t, err)
+	require.Contains(t, out, "cluster.secret_env: the variable TW_CLUSTER_SECRET is empty or unset")
+	out, err = check(append(shared, "TW_CLUSTER_SECRET=config-check-secret-0123456789abcdef")...)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "shared_state: shared by every replica in Redis/Valkey at redis://127.0.0.1:1/0; this replica is tw-check")
+	require.Contains(t, out, "cluster:\n    redis_url: redis://127.0.0.1:1/0")
+	require.NotContains(t, out, "config-check-secret", "the key is never printed")
+}
