@@ -60,6 +60,8 @@ func Open(o Options) (*Client, error) {
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = time.Second, 3*time.Second, 3*time.Second
 	opt.MaxRetries = 1
 	opt.PoolSize = 256
+	// After a burst, all but a few idle connections are closed again.
+	opt.MaxIdleConns = 32
 	opt.PoolTimeout = opTimeout
 	if o.Prefix == "" {
 		o.Prefix = "tw:"
