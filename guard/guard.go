@@ -124,9 +124,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	if tool != nil {
 		c.Cost = cost(tool, applied)
 	}
-	d, err := g.usage.Admit(c, func(st State) Decision {
-		return Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
-	})
+	d, err := g.decideAndCharge(c, call, tool)
 	if err != nil {
 		e := UnavailableError(err, "the call was not run because its limits could not be checked in the shared state")
 		_ = g.record(call, digest, e.Rule, Deny, string(e.Code), start)
@@ -143,6 +141,25 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		return nil, auditDenial(err)
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
+}
+
+// decideAndCharge decides call over its usage and charges it (see
+// UsageStore.Admit).
+func (g *Guard) decideAndCharge(c Charge, call Call, tool *ToolInfo) (Decision, error) {
+	if m, ok := g.usage.(*memStore); ok {
+		u, st, now := m.begin(c)
+		d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+		m.end(u, c, d, now)
+		return d, nil
+	}
+	return g.admitShared(c, call, tool)
+}
+
+// admitShared is decideAndCharge over a shared store.
+func (g *Guard) admitShared(c Charge, call Call, tool *ToolInfo) (Decision, error) {
+	return g.usage.Admit(c, func(st State) Decision {
+		return Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+	})
 }
 
 // AdmitAnswer is Admit for the retry of a call that asked for approval

@@ -57,17 +57,30 @@ func newMemStore(l Limits, now func() time.Time) *memStore {
 }
 
 func (m *memStore) Admit(c Charge, decide func(State) Decision) (Decision, error) {
+	u, st, now := m.begin(c)
+	d := decide(st)
+	m.end(u, c, d, now)
+	return d, nil
+}
+
+// begin locks the store and returns c's usage and the state a decision
+// reads; end charges the call if the decision does, and unlocks. The
+// guard calls the pair itself, so that the call need not be captured by
+// a closure that escapes (two allocations on the hot path).
+func (m *memStore) begin(c Charge) (*usage, State, time.Time) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	now, window := m.now(), m.limits.window()
 	m.sweep(now)
 	u := m.session(c.Key)
 	u.roll(now, window)
-	d := decide(u.snapshot(c.Applied, now, window))
+	return u, u.snapshot(c.Applied, now, window), now
+}
+
+func (m *memStore) end(u *usage, c Charge, d Decision, now time.Time) {
 	if charges(d) && !c.Prepaid {
 		u.charge(c.Applied, c.Bytes, c.Cost, now)
 	}
-	return d, nil
+	m.mu.Unlock()
 }
 
 func (m *memStore) ChargeOutput(key string, applied []ToolLimits, n int64) error {
