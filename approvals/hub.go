@@ -67,6 +67,8 @@ type Hub struct {
 	waiting map[string]*waiter
 	subs    map[chan Event]struct{}
 	linker  func(Request) string
+	// fleet, when set, shares the waiting calls with other replicas.
+	fleet Fleet
 }
 
 type waiter struct {
@@ -100,6 +102,7 @@ func (h *Hub) AskThen(ctx context.Context, req Request, shown func()) (Decision,
 	h.waiting[req.ID] = w
 	h.publish(Event{Kind: "pending", Request: req})
 	h.mu.Unlock()
+	h.share(Event{Kind: "pending", Request: req})
 	defer h.end(w)
 	if shown != nil {
 		shown()
@@ -119,14 +122,28 @@ func (h *Hub) AskThen(ctx context.Context, req Request, shown func()) (Decision,
 // end removes a request that no longer waits and tells the watchers.
 func (h *Hub) end(w *waiter) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	w.done = true
 	delete(h.waiting, w.req.ID)
 	h.publish(Event{Kind: "done", Request: w.req})
+	h.mu.Unlock()
+	h.share(Event{Kind: "done", Request: w.req})
 }
 
-// Decide settles the waiting call named id whose arguments have digest.
+// Decide settles the waiting call named id whose arguments have digest,
+// here or, through the fleet, on the replica where it waits.
 func (h *Hub) Decide(id, digest string, d Decision) error {
+	h.mu.Lock()
+	_, ok := h.waiting[id]
+	f := h.fleet
+	h.mu.Unlock()
+	if !ok && f != nil {
+		return f.Decide(id, digest, d)
+	}
+	return h.decideHere(id, digest, d)
+}
+
+// decideHere settles a call waiting in this hub.
+func (h *Hub) decideHere(id, digest string, d Decision) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	w, ok := h.waiting[id]
@@ -165,25 +182,35 @@ func (h *Hub) Link(r Request) string {
 	return f(r)
 }
 
-// Get returns the waiting request named id.
+// Get returns the waiting request named id, here or on another replica.
 func (h *Hub) Get(id string) (Request, bool) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	w, ok := h.waiting[id]
-	if !ok {
-		return Request{}, false
+	h.mu.Unlock()
+	if ok {
+		return w.req, true
 	}
-	return w.req, true
+	for _, r := range h.List() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Request{}, false
 }
 
-// List returns the waiting requests, oldest first.
+// List returns the waiting requests, here and on the other replicas,
+// oldest first.
 func (h *Hub) List() []Request {
 	h.mu.Lock()
 	out := make([]Request, 0, len(h.waiting))
 	for _, w := range h.waiting {
 		out = append(out, w.req)
 	}
+	f := h.fleet
 	h.mu.Unlock()
+	if f != nil {
+		out = append(out, f.Waiting()...)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Created.Equal(out[j].Created) {
 			return out[i].Created.Before(out[j].Created)

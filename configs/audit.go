@@ -47,8 +47,8 @@ type AuditAnchor struct {
 // line and is part of the anchors' S3 keys.
 var replicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-// Replica is the replica ID lines are written with: audit.replica_id, or
-// the host name.
+// Replica is the replica ID lines are written with: audit.replica_id
+// (cluster.replica_id when only that is set, see Load), or the host name.
 func (a Audit) Replica() string {
 	if a.ReplicaID != "" {
 		return a.ReplicaID

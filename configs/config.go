@@ -31,6 +31,8 @@ type Config struct {
 	Artifacts Artifacts `mapstructure:"artifacts" yaml:"artifacts"`
 	Graph     Graph     `mapstructure:"graph" yaml:"graph"`
 	Metrics   Metrics   `mapstructure:"metrics" yaml:"metrics"`
+	// Cluster is the state replicas share (cluster.go).
+	Cluster Cluster `mapstructure:"cluster" yaml:"cluster"`
 	// Tools are the operator's declared tools (see declared.go); more come
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`

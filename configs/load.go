@@ -101,6 +101,10 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	cfg.File = file
+	if cfg.Audit.ReplicaID == "" {
+		// One name per replica: the audit lines take the cluster's.
+		cfg.Audit.ReplicaID = cfg.Cluster.ReplicaID
+	}
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	l.Config.Exec.LimitsSet = limitsSet(l)
 	if err := l.validate(); err != nil {

@@ -66,6 +66,7 @@ func (l *Loaded) validate() error {
 	c.Approval.validate(add)
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
+	c.Cluster.validate(add)
 	c.OutputFilter.validate(add)
 	c.Audit.validate(add, c.Artifacts)
 	c.Metrics.validate(add)

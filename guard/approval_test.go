@@ -215,7 +215,7 @@ func TestAdmitAnswerIsNotChargedAgain(t *testing.T) {
 	require.True(t, retry.NeedsApproval(), "the answer still has to be settled")
 	d := g.Explain(call)
 	require.Equal(t, "limits.max_calls_per_session", d.Rule, "and it was not charged a third time, nor freed one")
-	require.Equal(t, 2, g.sessions["s"].Calls)
+	require.Equal(t, 2, g.usage.(*memStore).sessions["s"].Calls)
 
 	_, denial = g.AdmitAnswer(Call{Tool: "read_file", Session: "s", Args: decodeJSON(t, `{"path":"a.txt"}`)})
 	require.NotNil(t, denial, "the other checks still apply")

@@ -2,7 +2,6 @@ package guard
 
 import (
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,6 +32,8 @@ type Config struct {
 	// Identities are the identities rules: extra, narrowing policy layers
 	// for the callers they match.
 	Identities []IdentityLayer
+	// Usage keeps the identities' usage; nil means this process's memory.
+	Usage UsageStore
 	// ResolvePath, when set, gives the workspace path a path resolves to
 	// through symlinks, so fs capabilities are checked on both (see
 	// Policy.WithPathResolver).
@@ -50,11 +51,7 @@ type Guard struct {
 
 	// applied holds the per-tool limits of each known tool.
 	applied map[string][]ToolLimits
-
-	mu       sync.Mutex
-	sessions map[string]*usage
-	// swept is when idle usages were last forgotten (sweep).
-	swept time.Time
+	usage   UsageStore
 }
 
 // New builds a guard over tools.
@@ -65,7 +62,10 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	if cfg.ResolvePath != nil {
 		cfg.Policy = cfg.Policy.WithPathResolver(cfg.ResolvePath)
 	}
-	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, sessions: map[string]*usage{}}
+	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, usage: cfg.Usage}
+	if g.usage == nil {
+		g.usage = newMemStore(cfg.Limits, cfg.Now)
+	}
 	g.applied = map[string][]ToolLimits{}
 	for i := range tools {
 		g.tools[tools[i].Name] = &tools[i]
@@ -120,20 +120,18 @@ type Ticket struct {
 func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
-	g.mu.Lock()
 	call.layers = layersOf(g.cfg.Identities, call)
-	g.sweep(g.cfg.Now())
-	u, now, window := g.session(call.key()), g.cfg.Now(), g.cfg.Limits.window()
-	u.roll(now, window)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
-	d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, u.snapshot(applied, now, window), g.validator)
-	// A call that waits for approval is counted too: asking a human is
-	// not free, and a declined call must not be retried without limit.
-	// A call that brings the answer was counted when it asked.
-	if (d.Outcome == Allow || d.Outcome == NeedsApproval) && !call.prepaid {
-		u.charge(applied, call, cost(tool, applied), now)
+	c := Charge{Key: call.key(), Applied: applied, Bytes: call.ArgBytes, Prepaid: call.prepaid}
+	if tool != nil {
+		c.Cost = cost(tool, applied)
 	}
-	g.mu.Unlock()
+	d, err := g.decideAndCharge(c, call, tool)
+	if err != nil {
+		e := UnavailableError(err, "the call was not run because its limits could not be checked in the shared state")
+		_ = g.record(call, digest, e.Rule, Deny, string(e.Code), start)
+		return nil, e
+	}
 	if d.Outcome == NeedsApproval {
 		return g.pending(call, digest, d.Rule, start)
 	}
@@ -145,6 +143,25 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		return nil, auditDenial(err)
 	}
 	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
+}
+
+// decideAndCharge decides call over its usage and charges it (see
+// UsageStore.Admit).
+func (g *Guard) decideAndCharge(c Charge, call Call, tool *ToolInfo) (Decision, error) {
+	if m, ok := g.usage.(*memStore); ok {
+		u, st, now := m.begin(c)
+		d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+		m.end(u, c, d, now)
+		return d, nil
+	}
+	return g.admitShared(c, call, tool)
+}
+
+// admitShared is decideAndCharge over a shared store.
+func (g *Guard) admitShared(c Charge, call Call, tool *ToolInfo) (Decision, error) {
+	return g.usage.Admit(c, func(st State) Decision {
+		return Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+	})
 }
 
 // AdmitAnswer is Admit for the retry of a call that asked for approval
@@ -192,11 +209,10 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 	filtered, redactions := t.g.filterOutput(res)
 	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
 	res = keepMeta(res, filtered)
-	t.g.mu.Lock()
-	u := t.g.session(t.call.key())
-	u.roll(t.g.cfg.Now(), t.g.cfg.Limits.window())
-	u.chargeOutput(t.g.applied[t.call.Tool], int64(size))
-	t.g.mu.Unlock()
+	if uerr := t.g.usage.ChargeOutput(t.call.key(), t.g.applied[t.call.Tool], int64(size)); uerr != nil {
+		res = toolerr.Result(UnavailableError(uerr,
+			"the call ran but its output could not be counted against the shared limits, so its result is withheld"))
+	}
 	outcome, code := OutcomeCompleted, ""
 	if res.IsError {
 		outcome, code = OutcomeFailed, string(toolerr.ErrorCode(res))
@@ -250,52 +266,21 @@ func (g *Guard) appendRedacted(e Entry, redactedBy map[string]int) error {
 	return nil
 }
 
-// session returns the usage of an identity (or session), creating it;
-// g.mu must be held.
-func (g *Guard) session(id string) *usage {
-	u, ok := g.sessions[id]
-	if !ok {
-		u = newUsage(g.cfg.Limits)
-		g.sessions[id] = u
-	}
-	return u
-}
-
-// sweep forgets, at most once a window, the usages that are idle (see
-// usage.idle); g.mu must be held.
-func (g *Guard) sweep(now time.Time) {
-	if now.Sub(g.swept) < g.cfg.Limits.window() {
-		return
-	}
-	g.swept = now
-	for id, u := range g.sessions {
-		if u.idle(g.cfg.Limits, now) {
-			delete(g.sessions, id)
-		}
-	}
-}
-
 // Explain decides call exactly as Admit would, over the identity's usage
 // so far, but counts nothing, runs nothing and writes no audit line: it is
 // `toolwarden policy explain`.
 func (g *Guard) Explain(call Call) Decision {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	call.layers = layersOf(g.cfg.Identities, call)
-	now, window := g.cfg.Now(), g.cfg.Limits.window()
-	u, ok := g.sessions[call.key()]
-	if !ok || u.expired(now, window) {
-		u = newUsage(g.cfg.Limits)
-		u.start = now
+	st, err := g.usage.Peek(call.key(), g.applied[call.Tool])
+	if err != nil {
+		return deny("cluster.redis", UnavailableError(err, "the identity's usage could not be read from the shared state"))
 	}
-	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, u.snapshot(g.applied[call.Tool], now, window), g.validator)
+	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, st, g.validator)
 }
 
 // EndSession forgets the counters kept under a session ID, those of calls
 // without an identity. Counters kept under an identity outlive its
 // sessions, so reconnecting does not reset limits.
 func (g *Guard) EndSession(id string) {
-	g.mu.Lock()
-	delete(g.sessions, id)
-	g.mu.Unlock()
+	g.usage.Forget(id)
 }

@@ -244,10 +244,11 @@ func TestIdleUsagesAreForgotten(t *testing.T) {
 	require.Nil(t, admit(g, "bob", "read_file"))
 	c.advance(35 * time.Second)
 	require.Nil(t, admit(g, "carol", "read_file"))
-	g.mu.Lock()
-	_, alice := g.sessions["alice"]
-	_, bob := g.sessions["bob"]
-	g.mu.Unlock()
+	m := g.usage.(*memStore)
+	m.mu.Lock()
+	_, alice := m.sessions["alice"]
+	_, bob := m.sessions["bob"]
+	m.mu.Unlock()
 	require.False(t, alice, "alice's window ended and her bucket refilled")
 	require.True(t, bob, "bob's window is still running")
 	require.Equal(t, toolerr.RateLimited, admit(g, "carol", "read_file").Code, "carol's own usage is kept")

@@ -83,9 +83,9 @@ func (u *usage) snapshot(applied []ToolLimits, now time.Time, window time.Durati
 }
 
 // charge counts an admitted call.
-func (u *usage) charge(applied []ToolLimits, call Call, cost int64, now time.Time) {
+func (u *usage) charge(applied []ToolLimits, bytes, cost int64, now time.Time) {
 	u.Calls++
-	u.BytesIn += call.ArgBytes
+	u.BytesIn += bytes
 	u.Spent += cost
 	if u.rate != nil {
 		u.rate.AllowN(now, 1)
@@ -93,7 +93,7 @@ func (u *usage) charge(applied []ToolLimits, call Call, cost int64, now time.Tim
 	for _, t := range applied {
 		tu := u.tools[t.Glob]
 		tu.Calls++
-		tu.BytesIn += call.ArgBytes
+		tu.BytesIn += bytes
 		if tu.rate != nil {
 			tu.rate.AllowN(now, 1)
 		}

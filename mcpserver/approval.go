@@ -47,6 +47,9 @@ type approver struct {
 	// (see channelFor).
 	channels []string
 	hub      *approvals.Hub
+	// joinFleet, set on a replica sharing its state, shares the hub's
+	// waiting calls with the other replicas.
+	joinFleet func(*approvals.Hub)
 
 	mu sync.Mutex
 	// grants holds, per session, the tool+digest pairs the human approved

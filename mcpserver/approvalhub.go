@@ -58,6 +58,9 @@ func hubChannel(c string) bool {
 func (s *Server) OpenApprovals() *approvals.Hub {
 	if s.approval.hub == nil && slices.ContainsFunc(s.approval.channels, hubChannel) {
 		s.approval.hub = approvals.New()
+		if s.approval.joinFleet != nil {
+			s.approval.joinFleet(s.approval.hub)
+		}
 	}
 	return s.approval.hub
 }

@@ -32,19 +32,36 @@ type approvalState struct {
 	Nonce    string `json:"n"`
 }
 
-// stateSigner signs request states with a per-process key: an answer is
-// honoured only by the process that asked (replicas ask again).
+// stateSigner signs request states. Alone, a process signs with a key of
+// its own, so an answer is honoured only by the process that asked;
+// replicas share cluster.secret_env's key and mark answers used in Redis,
+// so that the retry may land on any of them.
 type stateSigner struct {
 	key []byte
+	// shared, when set, marks nonces used for every replica.
+	shared SingleUse
 
 	mu   sync.Mutex
 	used map[string]time.Time // nonce → expiry
+}
+
+// SingleUse marks tokens used across replicas (clusterstate.Client): it
+// reports false when one was used before, and an error when it cannot
+// tell, in which case the token is not honoured.
+type SingleUse interface {
+	Consume(nonce string, until time.Time) (bool, error)
 }
 
 func newStateSigner() *stateSigner {
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	return &stateSigner{key: key, used: map[string]time.Time{}}
+}
+
+// sharedStateSigner makes approval answers valid on every replica that
+// holds key, used once across them all through used.
+func sharedStateSigner(key []byte, used SingleUse) *stateSigner {
+	return &stateSigner{key: key, shared: used, used: map[string]time.Time{}}
 }
 
 var errBadState = errors.New("approval state is not one this server signed")
@@ -86,8 +103,14 @@ func (s *stateSigner) mac(b string) []byte {
 
 // consume marks a state used; it reports false when it already was.
 // Used nonces are kept until their state expires, after which the state
-// is refused anyway.
+// is refused anyway. Replicas ask the shared store; when it cannot be
+// reached the answer is not honoured (the retry is then charged, and
+// refused, like any call while the store is down).
 func (s *stateSigner) consume(st approvalState) bool {
+	if s.shared != nil {
+		ok, err := s.shared.Consume(st.Nonce, st.Expires)
+		return ok && err == nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()

@@ -59,7 +59,12 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		ws.Close()
 		return nil, err
 	}
-	g, err := NewGuard(cfg, b.Tools, audit)
+	cl, err := openCluster(ctx, cfg.Cluster, log)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	g, err := newGuard(cfg, b.Tools, audit, cl.usage(cfg))
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -67,6 +72,10 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	g.SetObserver(obs.Guard)
 	b.Server = New(g, b.Tools, version, log)
 	b.Server.obs = obs
+	if cl != nil {
+		b.closers = append(b.closers, cl.client)
+		b.Server.join(cl)
+	}
 	b.Server.SetLateCalls(cfg.Limits.TimeoutGrace, cfg.Limits.MaxAbandoned)
 	if err := b.Server.setupApproval(cfg.Approval, log); err != nil {
 		b.Close()
@@ -76,8 +85,14 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	return b, nil
 }
 
-// NewGuard builds the guard for toolset under cfg.
+// NewGuard builds the guard for toolset under cfg, counting usage in
+// this process.
 func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*guard.Guard, error) {
+	return newGuard(cfg, toolset, audit, nil)
+}
+
+// newGuard is NewGuard counting usage in usage (nil: this process).
+func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usage guard.UsageStore) (*guard.Guard, error) {
 	policy, err := guard.NewPolicy(cfg.Policy.Allow, cfg.Policy.Deny)
 	if err != nil {
 		return nil, err
@@ -120,6 +135,7 @@ func NewGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor) (*g
 		OutputFilter:   filter,
 		ResolvePath:    linkResolver(workspaceDir(cfg.Workspace)),
 		Identities:     layers,
+		Usage:          usage,
 	}, GuardInfo(toolset), v, audit), nil
 }
 

@@ -59,7 +59,10 @@ type effective struct {
 	// LimitsCountedOver says what each limit in force is counted over:
 	// an identity's window, a token bucket, or one call.
 	LimitsCountedOver map[string]string `yaml:"limits_counted_over"`
-	Config            configs.Config    `yaml:"config"`
+	// SharedState says where limits and approval state are kept: this
+	// process, or Redis shared by the replicas (cluster.redis_url).
+	SharedState string         `yaml:"shared_state"`
+	Config      configs.Config `yaml:"config"`
 
 	// OAuth says which access tokens are accepted, when http.oauth is set.
 	OAuth *oauthSummary `yaml:"oauth,omitempty"`
@@ -77,7 +80,8 @@ func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
 	defer b.Close()
 	out := effective{Source: l.File, Widenings: l.Widenings, AuditPath: mcpserver.AuditPath(l.Config), Config: l.Config,
 		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Sandbox: b.Sandbox, Advertised: []string{}, Hidden: []string{},
-		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits, l.Config.Identities), ApprovalChannels: b.ApprovalChannels()}
+		LimitsCountedOver: mcpserver.LimitScopes(l.Config.Limits, l.Config.Identities), ApprovalChannels: b.ApprovalChannels(),
+		SharedState: mcpserver.ClusterSummary(l.Config.Cluster)}
 	if out.Source == "" {
 		out.Source = "embedded defaults"
 	}

@@ -118,7 +118,7 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 			"required_scopes", verifier.Scopes(), "static_token", token != "")
 	}
 	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+mcpserver.PathStreamable,
-		"sse", "http://"+ln.Addr().String()+mcpserver.PathSSE)
+		"sse", "http://"+ln.Addr().String()+mcpserver.PathSSE, "replica", cfg.Cluster.Replica(), "shared_state", cfg.Cluster.Shared())
 	return b.ServeHTTP(cmd.Context(), ln, mcpserver.HTTPOptions{
 		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,

@@ -25,11 +25,13 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "tracing")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
-	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals", "tracing"),
+	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals", "tracing", "clusterstate"),
 	"bridge":         leaves,
 	"guard":          with(leaves, "guard/outfilter"),
 	// Ships audit lines to syslog and anchors the chain head to S3.
-	"auditship":       with(leaves, "guard", "configs"),
+	"auditship": with(leaves, "guard", "configs"),
+	// The replicas' shared usage and approval state, in Redis/Valkey.
+	"clusterstate":    with(leaves, "guard", "approvals"),
 	"tools/artifacts": toolDeps,
 	"tools/exec":      toolDeps,
 	"tools/fs":        toolDeps,

@@ -1,0 +1,109 @@
+package configs
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+)
+
+// Cluster is the state several replicas behind a load balancer share:
+// rate limits, window counters, budgets and approval state, in one Redis
+// or Valkey server. Without RedisURL every replica keeps its own in
+// memory, as one process does.
+type Cluster struct {
+	// RedisURL is redis://host:port/db or rediss:// (TLS). It carries no
+	// password: that is read from the variable RedisPasswordEnv names.
+	RedisURL         string `mapstructure:"redis_url" yaml:"redis_url"`
+	RedisPasswordEnv string `mapstructure:"redis_password_env" yaml:"redis_password_env"`
+	// SecretEnv names the variable holding the key that signs approval
+	// state (the 2026-07-28 retry's requestState); every replica must
+	// hold the same one, so that any replica can check another's state.
+	SecretEnv string `mapstructure:"secret_env" yaml:"secret_env"`
+	// ReplicaID names this replica in logs; empty means host name and pid.
+	ReplicaID string `mapstructure:"replica_id" yaml:"replica_id"`
+}
+
+// MinClusterSecretBytes is the shortest approval-state key accepted.
+const MinClusterSecretBytes = 32
+
+var replicaIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Shared reports whether the replicas share their state in Redis.
+func (c Cluster) Shared() bool { return c.RedisURL != "" }
+
+func (c Cluster) validate(add func(string, string, ...any)) {
+	if c.ReplicaID != "" && !replicaIDPattern.MatchString(c.ReplicaID) {
+		add("cluster.replica_id", "%q is not a replica name (1-64 letters, digits, '.', '_' and '-')", c.ReplicaID)
+	}
+	for _, kv := range [][2]string{{"cluster.redis_password_env", c.RedisPasswordEnv}, {"cluster.secret_env", c.SecretEnv}} {
+		if kv[1] != "" && !envVarName.MatchString(kv[1]) {
+			// The value is not echoed: it may be the secret itself.
+			add(kv[0], "is not an environment variable name (letters, digits and _); name the variable that holds the secret, never the secret itself")
+		}
+	}
+	if !c.Shared() {
+		return
+	}
+	if err := checkRedisURL(c.RedisURL); err != nil {
+		add("cluster.redis_url", "%v", err)
+	}
+	if c.SecretEnv == "" {
+		add("cluster.secret_env", "must name the environment variable holding the approval-state key when cluster.redis_url is set")
+	}
+}
+
+// checkRedisURL accepts redis:// and rediss:// with a host and at most a
+// database number; a password in the URL is refused, as it would sit in
+// the config file and in `config check`'s output.
+func checkRedisURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("is not a URL")
+	case u.Scheme != "redis" && u.Scheme != "rediss":
+		return fmt.Errorf("%q: the scheme must be redis:// or rediss:// (TLS)", u.Scheme)
+	case u.Host == "":
+		return fmt.Errorf("names no host (redis://host:port/0)")
+	}
+	if _, has := u.User.Password(); has {
+		return fmt.Errorf("holds a password; put it in the variable cluster.redis_password_env names instead")
+	}
+	return nil
+}
+
+// ClusterSecret reads the approval-state key from the variable SecretEnv
+// names; the error names the key to fix.
+func (c Cluster) ClusterSecret() ([]byte, error) {
+	v := os.Getenv(c.SecretEnv)
+	switch {
+	case c.SecretEnv == "":
+		return nil, fmt.Errorf("cluster.secret_env: must name the variable holding the approval-state key when cluster.redis_url is set")
+	case v == "":
+		return nil, fmt.Errorf("cluster.secret_env: the variable %s is empty or unset; set it to the same random key (at least %d bytes) on every replica", c.SecretEnv, MinClusterSecretBytes)
+	case len(v) < MinClusterSecretBytes:
+		return nil, fmt.Errorf("cluster.secret_env: the key in %s has %d bytes; at least %d are needed", c.SecretEnv, len(v), MinClusterSecretBytes)
+	}
+	return []byte(v), nil
+}
+
+// RedisPassword reads the password from the variable RedisPasswordEnv
+// names ("" when none is named).
+func (c Cluster) RedisPassword() string {
+	if c.RedisPasswordEnv == "" {
+		return ""
+	}
+	return os.Getenv(c.RedisPasswordEnv)
+}
+
+// Replica is ReplicaID, or host name and pid when it is not set.
+func (c Cluster) Replica() string {
+	if c.ReplicaID != "" {
+		return c.ReplicaID
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		host = "replica"
+	}
+	return fmt.Sprintf("%s-%d", host, os.Getpid())
+}
