@@ -233,8 +233,11 @@ type Exec struct {
 	// Interpreters enables a subset of python, bash and go for run_script.
 	Interpreters []string `mapstructure:"interpreters" yaml:"interpreters"`
 	// WorkspaceWritable mounts the workspace read-write (a widening).
-	WorkspaceWritable bool       `mapstructure:"workspace_writable" yaml:"workspace_writable"`
-	Limits            ExecLimits `mapstructure:"limits" yaml:"limits"`
+	WorkspaceWritable bool `mapstructure:"workspace_writable" yaml:"workspace_writable"`
+	// WarmPool is how many gVisor sandboxes are kept booted ahead, each
+	// for one run (0: none).
+	WarmPool int        `mapstructure:"warm_pool" yaml:"warm_pool"`
+	Limits   ExecLimits `mapstructure:"limits" yaml:"limits"`
 	// AcceptWeakerLimits names the limits (memory, pids, cpu) the operator
 	// set and accepts the sandbox enforcing less strictly than configured
 	// in its mode (rootless: per process, or not at all); a widening.

@@ -42,12 +42,16 @@ func execServer(t testing.TB) (*fixture, *client.Client) {
 	return execServerOn(t, "auto")
 }
 
-// execServerOn is execServer on one backend, as root or rootless.
-func execServerOn(t testing.TB, backend string) (*fixture, *client.Client) {
+// execServerOn is execServer on one backend, as root or rootless; each of
+// opts changes the fixture's config first.
+func execServerOn(t testing.TB, backend string, opts ...func(*configs.Config)) (*fixture, *client.Client) {
 	t.Helper()
 	f := newFixture(t)
 	withExec(t, f)
 	f.cfg.Exec.Backend = backend
+	for _, o := range opts {
+		o(&f.cfg)
+	}
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "exec" {
@@ -123,7 +127,11 @@ func TestRunGoScriptOnColdCache(t *testing.T) {
 }
 
 func TestRunScriptProgressAndCancel(t *testing.T) {
-	_, c := execServer(t)
+	testenv.Root(t)
+	// Sandboxes booted ahead for later runs would match the prefix below:
+	// this test runs cold; sandbox.TestWarmStopLeavesNothing cancels a
+	// warm run.
+	_, c := execServerOn(t, "auto", func(c *configs.Config) { c.Exec.WarmPool = 0 })
 	var mu sync.Mutex
 	var progress []mcp.JSONRPCNotification
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
