@@ -72,8 +72,9 @@ func (r *Runsc) cgroups() bool { return !r.Rootless }
 // (Warm), else it boots its own.
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 	if p := r.warmPool(); p != nil {
-		if job, ok := warmJob(req); ok {
-			if w := p.take(r.shapeOf(req)); w != nil {
+		cpu := r.warmCPU(req.Limits)
+		if job, ok := warmJob(req, cpu); ok {
+			if w := p.take(r.shapeOf(req), cpu); w != nil {
 				req.Limits = req.Limits.WithDefaults()
 				return w.run(ctx, req, job)
 			}

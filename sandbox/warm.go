@@ -37,14 +37,19 @@ type WarmStats struct {
 // standard input for the run it is given, then becomes that run's program
 // with exactly the run's environment (env -i), plus HOME as runsc sets it
 // when the run's has none, so that the program is the sandbox's process
-// 1 with the environment of a cold start. The input is a count of items,
-// then each item as a count of lines and its lines (an item may hold
-// newlines): the environment's KEY=VALUE entries, then argv. The rest of
+// 1 with the environment of a cold start. The input is the run's
+// RLIMIT_CPU in seconds ("-": none to set; rootless, where it is the
+// run's CPU bound, the sandbox was booted with the most a run may have
+// and a run lowers it to its own, as soft and hard limit), then a count of
+// items, then each item as a count of lines and its lines (an item may
+// hold newlines): the environment's KEY=VALUE entries, then argv. The rest of
 // the input is the program's own stdin: sh reads a pipe a byte at a time,
 // so nothing of it is consumed. The items are data to this fixed script,
 // never shell code. An empty or cut input (the server went away, or
 // closed the pool) ends the sandbox with status 125.
 const warmInit = `set -f
+IFS= read -r cpu || exit 125
+[ "$cpu" = - ] || ulimit -t "$cpu" || exit 125
 item() { IFS= read -r n || exit 125; v=; i=0; while [ "$i" -lt "$n" ]; do IFS= read -r l || exit 125; if [ "$i" = 0 ]; then v=$l; else v="$v
 $l"; fi; i=$((i+1)); done; }
 IFS= read -r count || exit 125
@@ -56,10 +61,11 @@ exec /usr/bin/env -i -- "$@"`
 // host's read-only /usr and /bin).
 var warmPrograms = []string{"/bin/sh", "/usr/bin/env"}
 
-// warmJob encodes req's environment and argv for warmInit; false when
-// env -i could misread them (an argv[0] that is not an absolute path or
-// holds "=", an environment entry without a name), which then run cold.
-func warmJob(req Request) ([]byte, bool) {
+// warmJob encodes req's RLIMIT_CPU (cpu seconds, 0 for none), environment
+// and argv for warmInit; false when env -i could misread them (an argv[0]
+// that is not an absolute path or holds "=", an environment entry without
+// a name), which then run cold.
+func warmJob(req Request, cpu int64) ([]byte, bool) {
 	if len(req.Argv) == 0 || !strings.HasPrefix(req.Argv[0], "/") || strings.Contains(req.Argv[0], "=") {
 		return nil, false
 	}
@@ -70,6 +76,11 @@ func warmJob(req Request) ([]byte, bool) {
 	}
 	items := append(slices.Clone(req.Env), req.Argv...)
 	var b bytes.Buffer
+	if cpu > 0 {
+		b.WriteString(strconv.FormatInt(cpu, 10) + "\n")
+	} else {
+		b.WriteString("-\n")
+	}
 	b.WriteString(strconv.Itoa(len(items)) + "\n")
 	for _, it := range items {
 		if strings.ContainsRune(it, 0) {
@@ -85,8 +96,8 @@ func warmJob(req Request) ([]byte, bool) {
 }
 
 // warmShape is what a sandbox is booted with and a run must match to use
-// it: its mounts and limits. As root the timeout is not part of it (it is
-// toolwarden's); rootless it is, as the RLIMIT_CPU it sets.
+// it: its mounts and limits but the timeout, which is toolwarden's (and,
+// rootless, the RLIMIT_CPU the run sets, see warmInit).
 type warmShape struct {
 	workspace, cache string
 	writable         bool
@@ -95,30 +106,41 @@ type warmShape struct {
 
 func (r *Runsc) shapeOf(req Request) warmShape {
 	l := req.Limits.WithDefaults()
-	if !r.Rootless {
-		l.Timeout = 0
-	}
+	l.Timeout = 0
 	return warmShape{workspace: req.Workspace, cache: req.Cache, writable: req.WorkspaceWritable, limits: l}
+}
+
+// warmCPU is the RLIMIT_CPU a run sets in a warm sandbox: rootless its
+// own CPU bound, as a cold run's spec would; as root none (0).
+func (r *Runsc) warmCPU(l Limits) int64 {
+	if !r.Rootless {
+		return 0
+	}
+	return cpuSeconds(l.WithDefaults())
 }
 
 // warmSandbox is a sandbox booted ahead, its init waiting for a run.
 type warmSandbox struct {
 	*prepared
 	shape warmShape
+	// cpu is the RLIMIT_CPU it was booted with (rootless): a run may
+	// lower it, not raise it.
+	cpu int64
 	// job is the write end of the init's standard input.
 	job    *os.File
 	unlock func()
 }
 
-// startWarm boots a sandbox of shape sh whose init waits for a run. It
-// holds the netns lock shared until it is removed, like a run.
-func (r *Runsc) startWarm(sh warmShape) (*warmSandbox, error) {
+// startWarm boots a sandbox of shape sh, with boot's timeout, whose init
+// waits for a run. It holds the netns lock shared until it is removed,
+// like a run.
+func (r *Runsc) startWarm(sh warmShape, boot Limits) (*warmSandbox, error) {
 	unlock, err := lockNetns(r.StateDir, false)
 	if err != nil {
 		return nil, err
 	}
 	req := Request{Argv: []string{"/bin/sh", "-c", warmInit, "toolwarden-warm"},
-		Workspace: sh.workspace, WorkspaceWritable: sh.writable, Cache: sh.cache, Limits: sh.limits.WithDefaults()}
+		Workspace: sh.workspace, WorkspaceWritable: sh.writable, Cache: sh.cache, Limits: withTimeout(sh.limits, boot.Timeout).WithDefaults()}
 	p, err := prepare(r, r.StateDir, req)
 	if err != nil {
 		unlock()
@@ -139,7 +161,12 @@ func (r *Runsc) startWarm(sh warmShape) (*warmSandbox, error) {
 		unlock()
 		return nil, err
 	}
-	return &warmSandbox{prepared: p, shape: sh, job: jobW, unlock: unlock}, nil
+	return &warmSandbox{prepared: p, shape: sh, cpu: r.warmCPU(req.Limits), job: jobW, unlock: unlock}, nil
+}
+
+func withTimeout(l Limits, d time.Duration) Limits {
+	l.Timeout = d
+	return l
 }
 
 // run hands req to the waiting init and supervises it like a cold run;
@@ -198,9 +225,10 @@ func (w *warmSandbox) end() {
 type warmPool struct {
 	r    *Runsc
 	size int
-	// shapes are the shapes worth keeping warm; a run of another shape
-	// runs cold and changes nothing.
+	// shapes are the shapes worth keeping warm, with the limits to boot
+	// them with; a run of another shape runs cold and changes nothing.
 	shapes []warmShape
+	boot   map[warmShape]Limits
 	mu     sync.Mutex
 	idle   []*warmSandbox
 	// starting counts the sandboxes of each shape being started (not yet
@@ -224,11 +252,15 @@ func (r *Runsc) Warm(size int, shapes ...Request) error {
 			return fmt.Errorf("no warm sandboxes: %s is missing: %w", p, err)
 		}
 	}
-	p := &warmPool{r: r, size: size, starting: map[warmShape]int{}}
+	p := &warmPool{r: r, size: size, starting: map[warmShape]int{}, boot: map[warmShape]Limits{}}
 	p.ready = sync.NewCond(&p.mu)
 	for _, s := range shapes {
-		if sh := r.shapeOf(s); !slices.Contains(p.shapes, sh) {
+		sh := r.shapeOf(s)
+		if !slices.Contains(p.shapes, sh) {
 			p.shapes = append(p.shapes, sh)
+		}
+		if l := s.Limits.WithDefaults(); l.Timeout > p.boot[sh].Timeout {
+			p.boot[sh] = l
 		}
 	}
 	r.mu.Lock()
@@ -278,7 +310,7 @@ func (p *warmPool) spawn(sh warmShape) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		w, err := p.r.startWarm(sh)
+		w, err := p.r.startWarm(sh, p.boot[sh])
 		p.mu.Lock()
 		p.starting[sh]--
 		if err == nil && !p.closed {
@@ -298,7 +330,7 @@ func (p *warmPool) spawn(sh warmShape) {
 // miss of a shape worth keeping warm replaces the oldest idle sandbox of
 // another shape. A sandbox still booting is taken (its boot is under way);
 // one still being set up (milliseconds) is waited for.
-func (p *warmPool) take(sh warmShape) *warmSandbox {
+func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var got *warmSandbox
@@ -312,7 +344,7 @@ func (p *warmPool) take(sh warmShape) *warmSandbox {
 	for i := 0; i < len(p.idle) && got == nil; {
 		w := p.idle[i]
 		switch {
-		case w.shape != sh:
+		case w.shape != sh || w.cpu < cpu:
 			i++
 			continue
 		case w.s.exited():

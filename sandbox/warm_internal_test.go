@@ -15,7 +15,7 @@ func TestWarmInitPassesArgvEnvAndStdin(t *testing.T) {
 	argv := []string{"/usr/bin/python3", "-I", "-c", "import os,sys,json; print(json.dumps([sys.argv[1:], dict(os.environ), sys.stdin.read()]))",
 		"plain", "two words", "line1\nline2", "trailing\n", "\n", "", `back\slash $HOME "q" 'q' *`, "ünï ✓", "-e=x"}
 	env := []string{"PATH=/usr/bin", "EMPTY=", "MULTI=a\nb", "EQ=x=y"}
-	job, ok := warmJob(Request{Argv: argv, Env: env})
+	job, ok := warmJob(Request{Argv: argv, Env: env}, 0)
 	require.True(t, ok)
 	cmd := exec.Command("/bin/sh", "-c", warmInit, "toolwarden-warm")
 	cmd.Env = []string{"SERVER_SECRET=x", "HOME=/init"} // the init's environment never reaches the program, but for HOME when the run sets none
@@ -26,7 +26,7 @@ func TestWarmInitPassesArgvEnvAndStdin(t *testing.T) {
 		`{"PATH": "/usr/bin", "EMPTY": "", "MULTI": "a\nb", "EQ": "x=y", "LC_CTYPE": "C.UTF-8", "HOME": "/init"}, "stdin\nbytes"]`
 	require.JSONEq(t, want, strings.TrimSpace(string(out)))
 
-	job, ok = warmJob(Request{Argv: []string{"/usr/bin/printenv", "HOME"}, Env: []string{"HOME=/mine"}})
+	job, ok = warmJob(Request{Argv: []string{"/usr/bin/printenv", "HOME"}, Env: []string{"HOME=/mine"}}, 0)
 	require.True(t, ok)
 	cmd = exec.Command("/bin/sh", "-c", warmInit, "toolwarden-warm")
 	cmd.Env = []string{"HOME=/init"}
@@ -37,7 +37,7 @@ func TestWarmInitPassesArgvEnvAndStdin(t *testing.T) {
 }
 
 func TestWarmInitEndsOnACutInput(t *testing.T) {
-	job, ok := warmJob(Request{Argv: []string{"/usr/bin/true"}, Env: []string{"A=1"}})
+	job, ok := warmJob(Request{Argv: []string{"/usr/bin/true"}, Env: []string{"A=1"}}, 0)
 	require.True(t, ok)
 	for _, in := range [][]byte{nil, job[:len(job)-3]} {
 		cmd := exec.Command("/bin/sh", "-c", warmInit, "toolwarden-warm")
@@ -58,7 +58,19 @@ func TestWarmJobRunsColdWhatEnvCouldMisread(t *testing.T) {
 		{Argv: []string{"/usr/bin/true"}, Env: []string{"=x"}},
 		{Argv: []string{"/usr/bin/true", "nul\x00"}},
 	} {
-		_, ok := warmJob(req)
+		_, ok := warmJob(req, 0)
 		require.False(t, ok, "%q %q", req.Argv, req.Env)
 	}
+}
+
+// Rootless, a run lowers the sandbox's RLIMIT_CPU to its own, soft and
+// hard, as its cold spec would set it.
+func TestWarmInitSetsTheRunsCPULimit(t *testing.T) {
+	job, ok := warmJob(Request{Argv: []string{"/bin/sh", "-c", "ulimit -St; ulimit -Ht"}}, 7)
+	require.True(t, ok)
+	cmd := exec.Command("/bin/sh", "-c", warmInit, "toolwarden-warm")
+	cmd.Stdin = bytes.NewReader(job)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Equal(t, "7\n7\n", string(out))
 }

@@ -57,7 +57,7 @@ func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
 		t.Skip("no runsc")
 	}
 	warm := warmRunner(t, sandbox.Request{Workspace: ws})
-	probe := `id; pwd; hostname; umask; ulimit -a; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; ` +
+	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; ` +
 		`echo "pid $$"; tr '\0' ' ' < /proc/1/cmdline; echo; tr '\0' '\n' < /proc/1/environ | sort; ` +
 		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc | grep -c '^[0-9]'; cat -`
 	req := sandbox.Request{Argv: bash(probe), Env: []string{"PATH=/usr/bin", "X=a\nb"}, Workspace: ws,

@@ -44,8 +44,8 @@ func (s *Set) Bind(runner sandbox.Runner, env Toolchain) *Set {
 }
 
 // Warm has the sandbox keep exec.warm_pool sandboxes booted ahead for the
-// runs of run_script and run_command with their default limits, when the
-// backend can (gVisor): a run then skips the boot. It returns the pool's
+// runs of run_script and run_command (their mounts and limits, any
+// timeout), when the backend can (gVisor): a run then skips the boot. It returns the pool's
 // size, 0 when there is none.
 func (s *Set) Warm() (int, error) {
 	w, ok := s.runner.(sandbox.Warmer)
@@ -56,6 +56,9 @@ func (s *Set) Warm() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Booted for the longest run allowed: rootless, a shorter one lowers
+	// its CPU time limit (RLIMIT_CPU) inside the sandbox.
+	limits.Timeout = s.cfg.Limits.MaxTimeout
 	var shapes []sandbox.Request
 	if len(s.interpreters) > 0 {
 		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable, Limits: limits})

@@ -153,7 +153,9 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 	cmd, err := s.commandRequest(cfg.Commands[1], RunCommandIn{Command: "echo_flags"})
 	require.NoError(t, err)
 	shape := func(r sandbox.Request) sandbox.Request {
-		return sandbox.Request{Workspace: r.Workspace, WorkspaceWritable: r.WorkspaceWritable, Cache: r.Cache, Limits: r.Limits}
+		l := r.Limits
+		l.Timeout = cfg.Limits.MaxTimeout // booted for the longest run
+		return sandbox.Request{Workspace: r.Workspace, WorkspaceWritable: r.WorkspaceWritable, Cache: r.Cache, Limits: l}
 	}
 	require.Contains(t, w.shapes, shape(script))
 	require.Contains(t, w.shapes, shape(cmd))
