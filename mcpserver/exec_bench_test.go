@@ -10,7 +10,6 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 var benchScripts = map[string]map[string]any{
@@ -87,9 +86,9 @@ func BenchmarkRunScriptParallel8(b *testing.B) {
 // over all calls and the median of the rounds' warm/cold ratios. Calls
 // go back to back (each warm run then shares the machine with the boot
 // that refills the pool), or 300 ms apart, like a model's calls, which
-// leaves the pool time to refill.
+// leaves the pool time to refill. Run as an ordinary user, it measures
+// rootless gVisor.
 func BenchmarkRunScriptWarmPool(b *testing.B) {
-	testenv.Root(b)
 	_, cold := execServerOn(b, "runsc", func(c *configs.Config) { c.Exec.WarmPool = 0 })
 	_, warm := execServerOn(b, "runsc", func(c *configs.Config) { c.Exec.WarmPool = 2 })
 	req := mcp.CallToolRequest{}
