@@ -30,27 +30,33 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, closer := goToolchain(cfg, env)
 	set.Bind(runner, tc)
-	warm, err := set.Warm()
+	var warm int
+	if !cfg.OneShot {
+		warm, err = set.Warm()
+	}
 	if err != nil {
 		env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
 	}
 	if env.Sandbox != nil && *env.Sandbox != nil {
-		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg.WarmPool, warm, err)
+		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err)
 	}
 	return withRunner(runner, closer), nil
 }
 
 // warmPoolText is `config check`'s line on exec.warm_pool.
-func warmPoolText(r sandbox.Runner, want, got int, err error) string {
+func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error) string {
+	_, warmer := r.(sandbox.Warmer)
 	switch {
 	case err != nil:
 		return "off: " + err.Error()
-	case got > 0:
-		return fmt.Sprintf("%d %s sandboxes booted ahead, each used for one run and then removed", got, r.Name())
-	case want == 0:
+	case cfg.WarmPool == 0:
 		return "off (exec.warm_pool is 0)"
+	case !warmer:
+		return "off: the " + r.Name() + " backend starts without a boot to skip"
+	case got == 0 && cfg.OneShot:
+		got = cfg.WarmPool
 	}
-	return "off: the " + r.Name() + " backend starts without a boot to skip"
+	return fmt.Sprintf("%d %s sandboxes booted ahead while serving, each used for one run and then removed", got, r.Name())
 }
 
 // withRunner closes the sandbox backend (runsc unmounts its network
