@@ -75,6 +75,7 @@ func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 		cpu := r.warmCPU(req.Limits)
 		if job, ok := warmJob(req, cpu); ok {
 			if w := p.take(r.shapeOf(req), cpu); w != nil {
+				defer p.refill(w.shape)
 				req.Limits = req.Limits.WithDefaults()
 				return w.run(ctx, req, job)
 			}

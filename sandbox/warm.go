@@ -325,11 +325,13 @@ func (p *warmPool) spawn(sh warmShape) {
 	}()
 }
 
-// take returns a sandbox of shape sh, nil when there is none, and keeps
-// the pool full: the sandbox taken is replaced by one of the same shape; a
-// miss of a shape worth keeping warm replaces the oldest idle sandbox of
-// another shape. A sandbox still booting is taken (its boot is under way);
-// one still being set up (milliseconds) is waited for.
+// take returns a sandbox of shape sh, nil when there is none. The caller
+// refills the pool once the run is over (refill), so that the boot of the
+// replacement does not compete with the run for the CPU. A miss of a shape
+// worth keeping warm replaces the oldest idle sandbox of another shape, or
+// tops up a pool that lost sandboxes. A sandbox still booting is taken
+// (its boot is under way); one still being set up (milliseconds) is
+// waited for.
 func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -365,7 +367,7 @@ func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 	} else {
 		p.cold++
 	}
-	if got != nil || slices.Contains(p.shapes, sh) {
+	if got == nil && slices.Contains(p.shapes, sh) {
 		for p.count() < p.size {
 			p.spawn(sh)
 		}
@@ -375,6 +377,16 @@ func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 		go func() { defer p.wg.Done(); w.discard() }()
 	}
 	return got
+}
+
+// refill tops the pool up with sandboxes of shape sh, after a run took
+// one.
+func (p *warmPool) refill(sh warmShape) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.closed && p.count() < p.size {
+		p.spawn(sh)
+	}
 }
 
 // close removes every sandbox of the pool, waiting for those starting.
