@@ -45,7 +45,7 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 
 // warmPoolText is `config check`'s line on exec.warm_pool.
 func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error) string {
-	_, warmer := r.(sandbox.Warmer)
+	_, warmer := sandbox.WarmerOf(r)
 	switch {
 	case err != nil:
 		return "off: " + err.Error()

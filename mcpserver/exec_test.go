@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +125,42 @@ func TestRunGoScriptOnColdCache(t *testing.T) {
 	require.Equal(t, "exec.go_cache", e.Rule)
 	require.Contains(t, e.Message, "still being prepared")
 	require.NoFileExists(t, filepath.Join(cache, "toolwarden-ready"), "nothing half-built is mounted")
+}
+
+// A server keeps sandboxes booted ahead (exec.warm_pool), through the
+// wrappers that trace and count runs, and a run takes one of them.
+func TestRunScriptTakesAWarmSandbox(t *testing.T) {
+	testenv.Root(t)
+	f := newFixture(t)
+	withExec(t, f)
+	f.cfg.Exec.Backend, f.cfg.Exec.WarmPool = "runsc", 2
+	b := f.server(t)
+	for _, u := range b.Unavailable {
+		if u.Toolset == "exec" {
+			testenv.Missing(t, "exec unavailable: %s", u.Reason)
+		}
+	}
+	require.Contains(t, b.Sandbox.WarmPool, "2 runsc/")
+	c, err := client.NewInProcessClient(b.MCP())
+	require.NoError(t, err)
+	connect(t, c)
+	idle := func() []string {
+		dirs, _ := filepath.Glob(filepath.Join(execStateDir, "runsc-*", "runs", fmt.Sprintf("tw-%d-*", os.Getpid())))
+		return dirs
+	}
+	require.Eventually(t, func() bool { return len(idle()) == 2 }, 20*time.Second, 50*time.Millisecond, "2 sandboxes are booted ahead")
+	before := idle()
+	var out texec.RunOut
+	structured(t, callTool(t, c, "run_script", map[string]any{"interpreter": "python", "script": "print('warm')"}), &out)
+	require.Equal(t, "warm\n", out.Stdout, out.Stderr)
+	after := idle()
+	kept := 0
+	for _, d := range before {
+		if slices.Contains(after, d) {
+			kept++
+		}
+	}
+	require.Equal(t, 1, kept, "the run took one of the sandboxes booted ahead, which is gone: before %v, after %v", before, after)
 }
 
 func TestRunScriptProgressAndCancel(t *testing.T) {

@@ -22,6 +22,22 @@ type Warmer interface {
 	WarmStats() WarmStats
 }
 
+// WarmerOf returns the Warmer r is, or wraps: a Runner that wraps another
+// (to trace or count its runs) says so with an Unwrap method.
+func WarmerOf(r Runner) (Warmer, bool) {
+	for r != nil {
+		if w, ok := r.(Warmer); ok {
+			return w, true
+		}
+		u, ok := r.(interface{ Unwrap() Runner })
+		if !ok {
+			break
+		}
+		r = u.Unwrap()
+	}
+	return nil, false
+}
+
 // WarmStats counts a pool of sandboxes booted ahead.
 type WarmStats struct {
 	// Size is the most sandboxes kept booted (0: no pool).

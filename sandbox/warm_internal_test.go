@@ -74,3 +74,19 @@ func TestWarmInitSetsTheRunsCPULimit(t *testing.T) {
 	require.NoError(t, err, string(out))
 	require.Equal(t, "7\n7\n", string(out))
 }
+
+type wrapped struct{ Runner }
+
+func (w wrapped) Unwrap() Runner { return w.Runner }
+
+// A backend wrapped to trace or count its runs still boots sandboxes ahead.
+func TestWarmerOfUnwraps(t *testing.T) {
+	r := &Runsc{}
+	w, ok := WarmerOf(wrapped{wrapped{r}})
+	require.True(t, ok)
+	require.Same(t, r, w)
+	_, ok = WarmerOf(wrapped{&Bwrap{}})
+	require.False(t, ok)
+	_, ok = WarmerOf(nil)
+	require.False(t, ok)
+}

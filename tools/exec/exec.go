@@ -48,7 +48,7 @@ func (s *Set) Bind(runner sandbox.Runner, env Toolchain) *Set {
 // timeout), when the backend can (gVisor): a run then skips the boot. It returns the pool's
 // size, 0 when there is none.
 func (s *Set) Warm() (int, error) {
-	w, ok := s.runner.(sandbox.Warmer)
+	w, ok := sandbox.WarmerOf(s.runner)
 	if !ok || s.cfg.WarmPool == 0 {
 		return 0, nil
 	}
