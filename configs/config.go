@@ -235,8 +235,15 @@ type Exec struct {
 	// Interpreters enables a subset of python, bash and go for run_script.
 	Interpreters []string `mapstructure:"interpreters" yaml:"interpreters"`
 	// WorkspaceWritable mounts the workspace read-write (a widening).
-	WorkspaceWritable bool       `mapstructure:"workspace_writable" yaml:"workspace_writable"`
-	Limits            ExecLimits `mapstructure:"limits" yaml:"limits"`
+	WorkspaceWritable bool `mapstructure:"workspace_writable" yaml:"workspace_writable"`
+	// WarmPool is how many gVisor sandboxes are kept booted ahead, each
+	// for one run (0: none).
+	WarmPool int `mapstructure:"warm_pool" yaml:"warm_pool"`
+	// OneShot is set by the commands that build the server for one call
+	// or none (call, config check, tools, policy explain): they boot no
+	// sandbox ahead, which would cost CPU for runs that never come.
+	OneShot bool       `mapstructure:"-" yaml:"-"`
+	Limits  ExecLimits `mapstructure:"limits" yaml:"limits"`
 	// AcceptWeakerLimits names the limits (memory, pids, cpu) the operator
 	// set and accepts the sandbox enforcing less strictly than configured
 	// in its mode (rootless: per process, or not at all); a widening.

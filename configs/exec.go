@@ -20,6 +20,9 @@ var WeakerLimits = map[string]string{
 	"cpu":    "exec.limits.cpus",
 }
 
+// maxWarmPool bounds exec.warm_pool: each idle sandbox holds memory.
+const maxWarmPool = 8
+
 // minPids is the smallest pids limit gVisor's sentry survives.
 const minPids = 1024
 
@@ -33,6 +36,9 @@ func (e Exec) validate(add func(string, string, ...any)) {
 		if !slices.Contains(Interpreters, i) {
 			add("exec.interpreters", "%q is not one of %v", i, Interpreters)
 		}
+	}
+	if e.WarmPool < 0 || e.WarmPool > maxWarmPool {
+		add("exec.warm_pool", "%d is outside 0..%d", e.WarmPool, maxWarmPool)
 	}
 	l := e.Limits
 	durationIn(add, "exec.limits.timeout", l.Timeout, time.Hour)

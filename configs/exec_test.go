@@ -19,6 +19,8 @@ func TestExecConfigErrors(t *testing.T) {
 		{"duplicate command", "exec:\n  commands:\n    - {name: ls, argv: [/usr/bin/ls]}\n    - {name: ls, argv: [/usr/bin/ls]}\n",
 			`exec.commands[1].name: "ls" is declared twice`},
 		{"unknown weaker limit", "exec:\n  accept_weaker_limits: [memory, disk]\n", `exec.accept_weaker_limits: "disk" is not one of memory, pids, cpu`},
+		{"warm pool too large", "exec:\n  warm_pool: 50\n", "exec.warm_pool: 50 is outside 0..8"},
+		{"negative warm pool", "exec:\n  warm_pool: -1\n", "exec.warm_pool: -1 is outside 0..8"},
 		{"bad pattern", "exec:\n  commands:\n    - {name: ls, argv: [/usr/bin/ls], arg_pattern: \"[\"}\n", "exec.commands[0].arg_pattern: not a regular expression"},
 	}
 	for _, tc := range tests {

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	osexec "os/exec"
@@ -29,7 +30,33 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, closer := goToolchain(cfg, env)
 	set.Bind(runner, tc)
+	var warm int
+	if !cfg.OneShot {
+		warm, err = set.Warm()
+	}
+	if err != nil {
+		env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
+	}
+	if env.Sandbox != nil && *env.Sandbox != nil {
+		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err)
+	}
 	return withRunner(runner, closer), nil
+}
+
+// warmPoolText is `config check`'s line on exec.warm_pool.
+func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error) string {
+	_, warmer := sandbox.WarmerOf(r)
+	switch {
+	case err != nil:
+		return "off: " + err.Error()
+	case cfg.WarmPool == 0:
+		return "off (exec.warm_pool is 0)"
+	case !warmer:
+		return "off: the " + r.Name() + " backend starts without a boot to skip"
+	case got == 0 && cfg.OneShot:
+		got = cfg.WarmPool
+	}
+	return fmt.Sprintf("%d %s sandboxes booted ahead while serving, each used for one run and then removed", got, r.Name())
 }
 
 // withRunner closes the sandbox backend (runsc unmounts its network

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +43,16 @@ func execServer(t testing.TB) (*fixture, *client.Client) {
 	return execServerOn(t, "auto")
 }
 
-// execServerOn is execServer on one backend, as root or rootless.
-func execServerOn(t testing.TB, backend string) (*fixture, *client.Client) {
+// execServerOn is execServer on one backend, as root or rootless; each of
+// opts changes the fixture's config first.
+func execServerOn(t testing.TB, backend string, opts ...func(*configs.Config)) (*fixture, *client.Client) {
 	t.Helper()
 	f := newFixture(t)
 	withExec(t, f)
 	f.cfg.Exec.Backend = backend
+	for _, o := range opts {
+		o(&f.cfg)
+	}
 	b := f.server(t)
 	for _, u := range b.Unavailable {
 		if u.Toolset == "exec" {
@@ -122,8 +127,48 @@ func TestRunGoScriptOnColdCache(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(cache, "toolwarden-ready"), "nothing half-built is mounted")
 }
 
+// A server keeps sandboxes booted ahead (exec.warm_pool), through the
+// wrappers that trace and count runs, and a run takes one of them.
+func TestRunScriptTakesAWarmSandbox(t *testing.T) {
+	testenv.Root(t)
+	f := newFixture(t)
+	withExec(t, f)
+	f.cfg.Exec.Backend, f.cfg.Exec.WarmPool = "runsc", 2
+	b := f.server(t)
+	for _, u := range b.Unavailable {
+		if u.Toolset == "exec" {
+			testenv.Missing(t, "exec unavailable: %s", u.Reason)
+		}
+	}
+	require.Contains(t, b.Sandbox.WarmPool, "2 runsc/")
+	c, err := client.NewInProcessClient(b.MCP())
+	require.NoError(t, err)
+	connect(t, c)
+	idle := func() []string {
+		dirs, _ := filepath.Glob(filepath.Join(execStateDir, "runsc-*", "runs", fmt.Sprintf("tw-%d-*", os.Getpid())))
+		return dirs
+	}
+	require.Eventually(t, func() bool { return len(idle()) == 2 }, 20*time.Second, 50*time.Millisecond, "2 sandboxes are booted ahead")
+	before := idle()
+	var out texec.RunOut
+	structured(t, callTool(t, c, "run_script", map[string]any{"interpreter": "python", "script": "print('warm')"}), &out)
+	require.Equal(t, "warm\n", out.Stdout, out.Stderr)
+	after := idle()
+	kept := 0
+	for _, d := range before {
+		if slices.Contains(after, d) {
+			kept++
+		}
+	}
+	require.Equal(t, 1, kept, "the run took one of the sandboxes booted ahead, which is gone: before %v, after %v", before, after)
+}
+
 func TestRunScriptProgressAndCancel(t *testing.T) {
-	_, c := execServer(t)
+	testenv.Root(t)
+	// Sandboxes booted ahead for later runs would match the prefix below:
+	// this test runs cold; sandbox.TestWarmStopLeavesNothing cancels a
+	// warm run.
+	_, c := execServerOn(t, "auto", func(c *configs.Config) { c.Exec.WarmPool = 0 })
 	var mu sync.Mutex
 	var progress []mcp.JSONRPCNotification
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

@@ -17,6 +17,8 @@ import (
 type SandboxReport struct {
 	sandbox.Enforcement `yaml:",inline"`
 	Accepted            []string `yaml:"accepted_weaker_limits,omitempty"`
+	// WarmPool says how many sandboxes are booted ahead (exec.warm_pool).
+	WarmPool string `yaml:"warm_pool,omitempty"`
 }
 
 // startupError stops the server from starting at all.

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"testing"
 
@@ -47,5 +49,37 @@ func TestCheckEnforcement(t *testing.T) {
 				require.Contains(t, logs.String(), "widening", "an accepted weaker limit is logged at start")
 			}
 		})
+	}
+}
+
+// warmRunner is a backend that can boot sandboxes ahead.
+type warmRunner struct{ sandbox.Runner }
+
+func (warmRunner) Warm(int, ...sandbox.Request) error { return nil }
+func (warmRunner) WarmStats() sandbox.WarmStats       { return sandbox.WarmStats{} }
+
+type namedRunner string
+
+func (n namedRunner) Run(context.Context, sandbox.Request) (sandbox.Result, error) {
+	return sandbox.Result{}, nil
+}
+func (n namedRunner) Name() string { return string(n) }
+
+func TestWarmPoolText(t *testing.T) {
+	gvisor, bwrap := warmRunner{namedRunner("runsc/systrap")}, namedRunner("bwrap")
+	for _, c := range []struct {
+		r    sandbox.Runner
+		cfg  configs.Exec
+		got  int
+		err  error
+		want string
+	}{
+		{gvisor, configs.Exec{WarmPool: 2}, 2, nil, "2 runsc/systrap sandboxes booted ahead while serving, each used for one run and then removed"},
+		{gvisor, configs.Exec{WarmPool: 3, OneShot: true}, 0, nil, "3 runsc/systrap sandboxes booted ahead while serving, each used for one run and then removed"},
+		{gvisor, configs.Exec{WarmPool: 0}, 0, nil, "off (exec.warm_pool is 0)"},
+		{gvisor, configs.Exec{WarmPool: 2}, 0, errors.New("no /bin/sh"), "off: no /bin/sh"},
+		{bwrap, configs.Exec{WarmPool: 2}, 0, nil, "off: the bwrap backend starts without a boot to skip"},
+	} {
+		require.Equal(t, c.want, warmPoolText(c.r, c.cfg, c.got, c.err))
 	}
 }

@@ -63,7 +63,9 @@ func TestContainment(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("workspace data\n"), 0o644))
 	outside := t.TempDir()
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-for-test")
-	for _, r := range runners(t) {
+	// The last runner takes sandboxes booted ahead for the shapes below.
+	warm := warmRunners(t, sandbox.Request{}, sandbox.Request{Workspace: ws})
+	for _, r := range append(runners(t), warm...) {
 		t.Run(r.Name(), func(t *testing.T) {
 			t.Run("reads the workspace", func(t *testing.T) {
 				res := run(t, r, sandbox.Request{Argv: bash("cat data.txt; id -u"), Workspace: ws})
@@ -287,7 +289,7 @@ func TestStartupCleansCrashLeftovers(t *testing.T) {
 // A program's own exit status is its result, whatever the value; only the
 // sandbox's set-up failing is an error.
 func TestExitStatusIsTheProgramsOwn(t *testing.T) {
-	for _, r := range runners(t) {
+	for _, r := range append(runners(t), warmRunners(t)...) {
 		t.Run(r.Name(), func(t *testing.T) {
 			for _, code := range []int{0, 1, 125, 127} {
 				res := run(t, r, sandbox.Request{Argv: bash(fmt.Sprintf("exit %d", code))})

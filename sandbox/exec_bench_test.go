@@ -58,6 +58,15 @@ func BenchmarkRunnerRunsc(b *testing.B) {
 	benchRunner(b, benchRunsc(b))
 }
 
+// BenchmarkRunnerRunscWarm is BenchmarkRunnerRunsc taking sandboxes
+// booted ahead (2, refilled in the background while the next run goes).
+func BenchmarkRunnerRunscWarm(b *testing.B) {
+	r := benchRunsc(b)
+	require.NoError(b, r.Warm(2, Request{}))
+	defer r.Close()
+	benchRunner(b, r)
+}
+
 func BenchmarkBareBwrap(b *testing.B) {
 	r := benchBwrap(b)
 	for name, argv := range benchArgv {

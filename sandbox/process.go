@@ -73,6 +73,8 @@ type supervised struct {
 	cmd            *exec.Cmd
 	stdout, stderr *capture
 	overflow       chan struct{}
+	// done receives the process's end once started.
+	done chan error
 	// setup reads what the cgroup join script reports on failure.
 	setup *os.File
 }
@@ -117,25 +119,52 @@ func (s *supervised) setupFailure() string {
 	return strings.TrimSpace(string(msg))
 }
 
-// run starts the process and waits for it, calling kill when it must stop
-// early; it reports which limit stopped it ("" for a normal exit). The end
-// of ctx is a limit too (the caller's deadline or cancellation), so that
-// the output so far is returned rather than lost.
+// run starts the process and waits for it (start, then wait).
 func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()) (string, error) {
+	if err := s.start(); err != nil {
+		return "", err
+	}
+	return s.wait(ctx, timeout, kill)
+}
+
+// start starts the process and a goroutine that waits for it; the launch's
+// files are closed, the child having its copies.
+func (s *supervised) start() error {
 	err := s.cmd.Start()
 	for _, f := range s.cmd.ExtraFiles {
 		f.Close() // the child has its copy; ours would keep the report pipe open
 	}
 	if err != nil {
-		return "", fmt.Errorf("start sandbox: %w", err)
+		return fmt.Errorf("start sandbox: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.cmd.Wait() }()
+	return nil
+}
+
+// exited reports whether the started process has already ended, without
+// waiting; a warm sandbox that did is not handed a run.
+func (s *supervised) exited() bool {
+	select {
+	case err := <-s.done:
+		s.done <- err
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for the started process, calling kill when it must stop
+// early; it reports which limit stopped it ("" for a normal exit). The end
+// of ctx is a limit too (the caller's deadline or cancellation), so that
+// the output so far is returned rather than lost. The timeout counts from
+// the call.
+func (s *supervised) wait(ctx context.Context, timeout time.Duration, kill func()) (string, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	var reason string
 	select {
-	case err := <-done:
+	case err := <-s.done:
 		return "", exitErr(err)
 	case <-timer.C:
 		reason = LimitTimeout
@@ -149,7 +178,7 @@ func (s *supervised) run(ctx context.Context, timeout time.Duration, kill func()
 	}
 	kill()
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	err = <-done
+	err := <-s.done
 	return reason, exitErr(err)
 }
 
@@ -222,48 +251,85 @@ type launch struct {
 // it ended. Nothing of the run is left when it returns.
 func runWith(ctx context.Context, l launcher, stateDir string, req Request) (Result, error) {
 	req.Limits = req.Limits.WithDefaults()
-	id := newRunID()
-	runDir := filepath.Join(stateDir, "runs", id)
-	defer os.RemoveAll(runDir)
-	filesDir := filepath.Join(runDir, "files")
-	if err := writeFiles(filesDir, req.Files); err != nil {
-		return Result{}, err
-	}
-	var cg *runCgroup
-	if l.cgroups() {
-		var err error
-		if cg, err = newRunCgroup(id, req.Limits); err != nil {
-			return Result{}, err
-		}
-		defer cg.remove()
-	}
-	ln, err := l.command(id, runDir, filesDir, req, cg)
+	p, err := prepare(l, stateDir, req)
 	if err != nil {
 		return Result{}, err
 	}
-	joined := cg
+	defer p.remove()
+	if err := p.s.start(); err != nil {
+		return Result{}, err
+	}
+	return p.supervise(ctx, req)
+}
+
+// prepared is a run set up and not yet supervised: its directories, its
+// cgroup and its process, started or not.
+type prepared struct {
+	l                    launcher
+	id, runDir, filesDir string
+	cg                   *runCgroup
+	s                    *supervised
+}
+
+// prepare writes req's files and bundle, creates its cgroup and the
+// process that will run it. req.Limits must have its defaults.
+func prepare(l launcher, stateDir string, req Request) (*prepared, error) {
+	p := &prepared{l: l, id: newRunID()}
+	p.runDir = filepath.Join(stateDir, "runs", p.id)
+	p.filesDir = filepath.Join(p.runDir, "files")
+	if err := writeFiles(p.filesDir, req.Files); err != nil {
+		p.remove()
+		return nil, err
+	}
+	if l.cgroups() {
+		var err error
+		if p.cg, err = newRunCgroup(p.id, req.Limits); err != nil {
+			p.remove()
+			return nil, err
+		}
+	}
+	ln, err := l.command(p.id, p.runDir, p.filesDir, req, p.cg)
+	if err != nil {
+		p.remove()
+		return nil, err
+	}
+	joined := p.cg
 	if !ln.join {
 		joined = nil
 	}
-	s, err := newSupervised(ln, joined, req)
-	if err != nil {
+	if p.s, err = newSupervised(ln, joined, req); err != nil {
 		closeAll(ln.files)
-		return Result{}, err
+		p.remove()
+		return nil, err
 	}
+	return p, nil
+}
+
+// remove deletes the run's directory and cgroup; its process must be gone.
+func (p *prepared) remove() {
+	os.RemoveAll(p.runDir)
+	if p.cg != nil {
+		p.cg.remove()
+	}
+}
+
+// supervise waits for the started run under req's limits and says how it
+// ended.
+func (p *prepared) supervise(ctx context.Context, req Request) (Result, error) {
 	start := time.Now()
 	killed := false
-	limit, err := s.run(ctx, req.Limits.Timeout, func() { killed = true; l.stop(id, cg) })
-	l.finish(id, s, killed)
-	failure := s.setupFailure()
+	limit, err := p.s.wait(ctx, req.Limits.Timeout, func() { killed = true; p.l.stop(p.id, p.cg) })
+	p.l.finish(p.id, p.s, killed)
+	failure := p.s.setupFailure()
 	if err != nil {
 		return Result{}, err
 	}
 	if failure != "" {
 		return Result{}, fmt.Errorf("sandbox set-up failed: %s", failure)
 	}
-	res := s.result(start, limit)
-	if res.Limit == "" && cg != nil {
-		res.Limit = cg.hit()
+	res := p.s.result(start, limit)
+	if res.Limit == "" && p.cg != nil {
+		res.Limit = p.cg.hit()
 	}
 	return res, nil
 }

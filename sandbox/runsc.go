@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,6 +31,9 @@ type Runsc struct {
 	// delegated cgroup with its limits; nil without delegation.
 	Scope *scope
 	root  *rootfs
+	mu    sync.Mutex
+	// pool holds sandboxes booted ahead (Warm); nil when off.
+	pool *warmPool
 }
 
 // NewRunsc prepares the state directory of a runsc backend.
@@ -64,7 +68,19 @@ func (r *Runsc) cgroups() bool { return !r.Rootless }
 
 // Run implements Runner. The run holds the state directory's netns lock
 // shared, so that no server removes runsc's network namespace under it.
+// A run takes a sandbox booted ahead when the pool has one of its shape
+// (Warm), else it boots its own.
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
+	if p := r.warmPool(); p != nil {
+		cpu := r.warmCPU(req.Limits)
+		if job, ok := warmJob(req, cpu); ok {
+			if w := p.take(r.shapeOf(req), cpu); w != nil {
+				defer p.refill(w.shape)
+				req.Limits = req.Limits.WithDefaults()
+				return w.run(ctx, req, job)
+			}
+		}
+	}
 	unlock, err := lockNetns(r.StateDir, false)
 	if err != nil {
 		return Result{}, err
@@ -159,10 +175,18 @@ func (r *Runsc) Cleanup() error {
 	return r.removeNetns()
 }
 
-// Close removes runsc's network-namespace mount, so that a server that
-// exits cleanly leaves no mount in its state directory. Runs must have
-// ended: the server closes its backends only after its last call.
+// Close removes the sandboxes booted ahead and runsc's network-namespace
+// mount, so that a server that exits cleanly leaves no sandbox and no
+// mount in its state directory. Runs must have ended: the server closes
+// its backends only after its last call.
 func (r *Runsc) Close() error {
+	r.mu.Lock()
+	p := r.pool
+	r.pool = nil
+	r.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
 	if r.Rootless {
 		return nil
 	}

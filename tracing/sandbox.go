@@ -33,6 +33,10 @@ func (r *runner) Run(ctx context.Context, req sandbox.Request) (sandbox.Result, 
 	return res, err
 }
 
+// Unwrap returns the backend, for what it offers besides Run
+// (sandbox.WarmerOf).
+func (r *runner) Unwrap() sandbox.Runner { return r.Runner }
+
 // Close closes the backend when it has something to close.
 func (r *runner) Close() error {
 	if c, ok := r.Runner.(interface{ Close() error }); ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/configs"
 )
 
 // Exit statuses besides 0 (success, allowed) and 1 (could not run: bad
@@ -53,7 +54,7 @@ requires_trust run only this way, and the audit line is marked trusted.`,
 			if err != nil {
 				return err
 			}
-			b, _, closeAll, err := openServer(cmd.Context(), l.Config, newLogger(l.Config.Log.Level))
+			b, _, closeAll, err := openServer(cmd.Context(), oneShot(l.Config), newLogger(l.Config.Log.Level))
 			if err != nil {
 				return err
 			}
@@ -93,4 +94,12 @@ func printJSON(v any) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// oneShot marks cfg as a command's that makes one call or none (call,
+// config check, tools, policy explain): no sandbox is booted ahead for
+// runs that never come (exec.warm_pool).
+func oneShot(cfg configs.Config) configs.Config {
+	cfg.Exec.OneShot = true
+	return cfg
 }

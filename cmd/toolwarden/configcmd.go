@@ -73,7 +73,7 @@ type effective struct {
 }
 
 func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
-	b, err := mcpserver.Build(cmd.Context(), l.Config, guard.Discard{}, version, newLogger("error"))
+	b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger("error"))
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ Exit status: 0 allowed, 2 denied, 3 needs approval, 1 could not decide.`,
 			if err != nil {
 				return err
 			}
-			b, err := mcpserver.Build(cmd.Context(), l.Config, guard.Discard{}, version, newLogger("error"))
+			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger("error"))
 			if err != nil {
 				return err
 			}

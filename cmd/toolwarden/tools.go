@@ -21,7 +21,7 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := mcpserver.Build(cmd.Context(), l.Config, guard.Discard{}, version, newLogger(l.Config.Log.Level))
+			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger(l.Config.Log.Level))
 			if err != nil {
 				return err
 			}

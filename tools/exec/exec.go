@@ -43,6 +43,35 @@ func (s *Set) Bind(runner sandbox.Runner, env Toolchain) *Set {
 	return s
 }
 
+// Warm has the sandbox keep exec.warm_pool sandboxes booted ahead for the
+// runs of run_script and run_command (their mounts and limits, any
+// timeout), when the backend can (gVisor): a run then skips the boot. It returns the pool's
+// size, 0 when there is none.
+func (s *Set) Warm() (int, error) {
+	w, ok := sandbox.WarmerOf(s.runner)
+	if !ok || s.cfg.WarmPool == 0 {
+		return 0, nil
+	}
+	limits, err := s.limits(0)
+	if err != nil {
+		return 0, err
+	}
+	// Booted for the longest run allowed: rootless, a shorter one lowers
+	// its CPU time limit (RLIMIT_CPU) inside the sandbox.
+	limits.Timeout = s.cfg.Limits.MaxTimeout
+	var shapes []sandbox.Request
+	if len(s.interpreters) > 0 {
+		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable, Limits: limits})
+	}
+	for _, c := range s.cfg.Commands {
+		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable || c.WorkspaceWritable, Limits: limits})
+	}
+	if err := w.Warm(s.cfg.WarmPool, shapes...); err != nil {
+		return 0, err
+	}
+	return w.WarmStats().Size, nil
+}
+
 // Tools returns run_script when an interpreter is offered, and run_command
 // when commands are configured.
 func (s *Set) Tools() []tools.Tool {

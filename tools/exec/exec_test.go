@@ -124,3 +124,46 @@ func TestSchemasCarryTheAllowlists(t *testing.T) {
 		}
 	}
 }
+
+// fakeWarmer records what it is asked to keep warm.
+type fakeWarmer struct {
+	fakeRunner
+	size   int
+	shapes []sandbox.Request
+}
+
+func (f *fakeWarmer) Warm(size int, shapes ...sandbox.Request) error {
+	f.size, f.shapes = size, shapes
+	return nil
+}
+func (f *fakeWarmer) WarmStats() sandbox.WarmStats { return sandbox.WarmStats{Size: f.size} }
+
+// The sandboxes booted ahead have the mounts and limits of a default
+// run_script and run_command run, so that those runs take them.
+func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Commands[1].WorkspaceWritable = true
+	w := &fakeWarmer{}
+	s := New(cfg, "/ws").Bind(w, Toolchain{})
+	n, err := s.Warm()
+	require.NoError(t, err)
+	require.Equal(t, cfg.WarmPool, n)
+	script, err := s.scriptRequest(RunScriptIn{Interpreter: "python", Script: "pass"})
+	require.NoError(t, err)
+	cmd, err := s.commandRequest(cfg.Commands[1], RunCommandIn{Command: "echo_flags"})
+	require.NoError(t, err)
+	shape := func(r sandbox.Request) sandbox.Request {
+		l := r.Limits
+		l.Timeout = cfg.Limits.MaxTimeout // booted for the longest run
+		return sandbox.Request{Workspace: r.Workspace, WorkspaceWritable: r.WorkspaceWritable, Cache: r.Cache, Limits: l}
+	}
+	require.Contains(t, w.shapes, shape(script))
+	require.Contains(t, w.shapes, shape(cmd))
+
+	cfg.WarmPool = 0
+	w = &fakeWarmer{}
+	n, err = New(cfg, "/ws").Bind(w, Toolchain{}).Warm()
+	require.NoError(t, err)
+	require.Zero(t, n)
+	require.Nil(t, w.shapes, "exec.warm_pool 0 boots nothing ahead")
+}
