@@ -12,9 +12,11 @@ import (
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
-// benchServer is a server over a workspace holding a 4 KiB bench.txt.
+// benchServer is a server over a workspace holding a 4 KiB bench.txt,
+// with a call limit no benchtime reaches.
 func benchServer(b *testing.B) *mcpserver.Built {
 	f := newFixture(b)
+	f.cfg.Limits.MaxCallsPerSession = 1 << 30
 	require.NoError(b, os.WriteFile(f.ws+"/bench.txt", []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644))
 	return f.server(b)
 }

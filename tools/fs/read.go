@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -92,7 +93,11 @@ func readLines(ctx context.Context, r io.Reader, in ReadFileIn, maxBytes int64, 
 	if err := sniffBinary(br, out.Path); err != nil {
 		return err
 	}
-	var buf bytes.Buffer
+	var buf strings.Builder
+	if in.Offset == 0 {
+		// The whole file, or its head, is the common read: one allocation.
+		buf.Grow(int(min(out.SizeBytes, maxBytes)))
+	}
 	var long []byte
 	for line := 0; ; line++ {
 		if line%4096 == 0 && ctx.Err() != nil {
@@ -120,10 +125,11 @@ func readLines(ctx context.Context, r io.Reader, in ReadFileIn, maxBytes int64, 
 			break
 		}
 	}
-	if !utf8.Valid(buf.Bytes()) {
+	out.Content = buf.String()
+	if !utf8.ValidString(out.Content) {
+		out.Content = ""
 		return binaryErr(out.Path)
 	}
-	out.Content = buf.String()
 	return nil
 }
 
