@@ -53,11 +53,11 @@ func printRound(w io.Writer, cfg config, r int, rounds [][]stats) {
 	base := rounds[0][r-1]
 	for i, t := range cfg.targets {
 		st := rounds[i][r-1]
-		fmt.Fprintf(w, "round %d  %-12s p50 %8.1f µs  p90 %8.1f  p99 %8.1f  max %9.1f  %8.0f calls/s  cpu %6.1f µs/call",
-			r, t.name, st.P50, st.P90, st.P99, st.Max, st.CallsPerSec, st.CPUus)
+		fmt.Fprintf(w, "round %d  %-12s p50 %8.1f µs  p90 %8.1f  p99 %8.1f  max %9.1f  %8.0f calls/s  cpu %s µs/call",
+			r, t.name, st.P50, st.P90, st.P99, st.Max, st.CallsPerSec, known(st.CPUus, "%6.1f"))
 		if i > 0 {
-			fmt.Fprintf(w, "  p50 %.2fx p99 %.2fx calls/s %.2fx cpu %.2fx", st.P50/base.P50, st.P99/base.P99,
-				st.CallsPerSec/base.CallsPerSec, ratio(st.CPUus, base.CPUus))
+			fmt.Fprintf(w, "  p50 %.2fx p99 %.2fx calls/s %.2fx cpu %sx", st.P50/base.P50, st.P99/base.P99,
+				st.CallsPerSec/base.CallsPerSec, known(ratio(st.CPUus, base.CPUus), "%.2f"))
 		}
 		fmt.Fprintln(w)
 	}
@@ -112,9 +112,18 @@ func printSummary(w io.Writer, cfg config, rounds [][]stats) {
 	fmt.Fprintf(w, "\nmedians of %d rounds (%d calls each, concurrency %d, protocol %s); ratios are medians of per-round ratios to %s\n",
 		cfg.rounds, cfg.n, cfg.concurrency, cfg.protocol, cfg.targets[0].name)
 	for _, s := range sums {
-		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  cpu %6.1f µs/call  p50 %.2fx  p99 %.2fx  calls/s %.2fx  cpu %.2fx\n",
-			s.Target, s.P50us, s.P99us, s.CallsPerSec, s.CPUus, s.P50Ratio, s.P99Ratio, s.CallsPerSecR, s.CPURatio)
+		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  cpu %s µs/call  p50 %.2fx  p99 %.2fx  calls/s %.2fx  cpu %sx\n",
+			s.Target, s.P50us, s.P99us, s.CallsPerSec, known(s.CPUus, "%6.1f"), s.P50Ratio, s.P99Ratio, s.CallsPerSecR, known(s.CPURatio, "%.2f"))
 	}
+}
+
+// known formats v, or "-" when it is 0 (unknown: an HTTP server's CPU
+// time is not rawload's to read).
+func known(v float64, format string) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }
 
 // ratio is a/b, or 0 when b is unknown.
