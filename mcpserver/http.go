@@ -86,10 +86,16 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	return h, stop
 }
 
+// idleConnTimeout closes a keep-alive connection idle between requests for
+// this long, so that clients and balancers that keep connections open (a
+// load balancer's idle pool) do not hold a goroutine and a descriptor each
+// for ever. A stream in progress is a request, not idle.
+var idleConnTimeout = 2 * time.Minute
+
 // ServeHTTP listens on ln until ctx is done, then shuts down gracefully.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
 	h, stop := s.HTTPHandler(opts)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, IdleTimeout: idleConnTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -3,10 +3,12 @@
 # Redis/Valkey (docs/replicas.md): CONNECTIONS client connections (1000)
 # make stateless read_file calls through the balancer for DURATION (60s);
 # prints calls/s, p50/p99 and errors (scripts/bench/replicaload), and each
-# replica's RSS, threads and open files before the load and after it ended.
+# replica's goroutines and heap in use (from its /metrics), RSS, threads and
+# open files before the load and after it ended.
 #
 #   scripts/bench/replicas.sh                      # 1000 connections, 60 s
 #   DURATION=15s CONNECTIONS=300 scripts/bench/replicas.sh
+#   REPEAT=3 scripts/bench/replicas.sh             # the load 3 times: what stays after each
 #
 # The "after" sample is taken SETTLE (40s) after the load ended, past
 # HAProxy's keep-alive, so that what remains is what the replicas kept.
@@ -19,6 +21,7 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 DURATION="${DURATION:-60s}"
 SETTLE="${SETTLE:-40}"
 CONNECTIONS="${CONNECTIONS:-1000}"
+REPEAT="${REPEAT:-1}"
 REDIS_BIN="${TOOLWARDEN_TEST_REDIS_BIN:-$(command -v valkey-server || command -v redis-server || true)}"
 HAPROXY_BIN="${TOOLWARDEN_TEST_HAPROXY_BIN:-$(command -v haproxy || echo /usr/sbin/haproxy)}"
 [ -x "$REDIS_BIN" ] && [ -x "$HAPROXY_BIN" ] || {
@@ -64,11 +67,12 @@ wait_port "$redis_port"
 export TW_REDIS_PASSWORD="$password" TW_CLUSTER_SECRET
 TW_CLUSTER_SECRET=$(head -c 48 /dev/urandom | base64)
 token=$(head -c 24 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')
-declare -A replica_pid
+declare -A replica_pid replica_metrics
 lb_env=()
 for name in a b c; do
 	port=$(free_port)
-	TOOLWARDEN_HTTP_TOKEN="$token" TOOLWARDEN_AUDIT_PATH="$tmp/$name.jsonl" \
+	replica_metrics[$name]="127.0.0.1:$(free_port)"
+	TOOLWARDEN_METRICS_ADDR="${replica_metrics[$name]}" TOOLWARDEN_HTTP_TOKEN="$token" TOOLWARDEN_AUDIT_PATH="$tmp/$name.jsonl" \
 		TOOLWARDEN_CLUSTER_REDIS_URL="redis://127.0.0.1:$redis_port/0" TOOLWARDEN_CLUSTER_REDIS_PASSWORD_ENV=TW_REDIS_PASSWORD \
 		TOOLWARDEN_CLUSTER_SECRET_ENV=TW_CLUSTER_SECRET TOOLWARDEN_CLUSTER_REPLICA_ID="tw-$name" \
 		TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=1000000000 TOOLWARDEN_LIMITS_MAX_OUTPUT_BYTES_PER_SESSION=1000000000000 \
@@ -84,17 +88,24 @@ env TOOLWARDEN_LB_BIND="127.0.0.1:$lb_port" "${lb_env[@]}" "$HAPROXY_BIN" -db -f
 pids+=($!)
 wait_port "$lb_port"
 
-# sample prints one replica's resident memory, threads and open files.
+# sample prints one replica's goroutines and heap in use (its /metrics),
+# resident memory, threads and open files.
 sample() {
-	local pid=$1
-	printf 'rss=%sKiB threads=%s fds=%s' "$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")" \
+	local pid=$1 metrics
+	metrics=$(curl -fsS "http://${replica_metrics[$2]}/metrics")
+	printf 'goroutines=%s heap_inuse=%sKiB rss=%sKiB threads=%s fds=%s' \
+		"$(awk '$1 == "go_goroutines" {print $2}' <<<"$metrics")" \
+		"$(awk '$1 == "go_memstats_heap_inuse_bytes" {printf "%d", $2/1024}' <<<"$metrics")" \
+		"$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")" \
 		"$(awk '/Threads/ {print $2}' "/proc/$pid/status")" "$(ls "/proc/$pid/fd" | wc -l)"
 }
 
 url="http://127.0.0.1:$lb_port/mcp"
 "$tmp/replicaload" --url "$url" --token "$token" --connections 50 --duration 2s >/dev/null # warm-up
-for name in a b c; do echo "before  $name: $(sample "${replica_pid[$name]}")"; done
-echo "== $CONNECTIONS connections through HAProxy for $DURATION" >&2
-"$tmp/replicaload" --url "$url" --token "$token" --connections "$CONNECTIONS" --duration "$DURATION"
-sleep "$SETTLE" # the load has ended: let idle connections close
-for name in a b c; do echo "after   $name: $(sample "${replica_pid[$name]}") audit_lines=$(wc -l <"$tmp/$name.jsonl")"; done
+for name in a b c; do echo "before  $name: $(sample "${replica_pid[$name]}" "$name")"; done
+for round in $(seq 1 "$REPEAT"); do
+	echo "== $CONNECTIONS connections through HAProxy for $DURATION (load $round of $REPEAT)" >&2
+	"$tmp/replicaload" --url "$url" --token "$token" --connections "$CONNECTIONS" --duration "$DURATION"
+	sleep "$SETTLE" # the load has ended: let idle connections close
+	for name in a b c; do echo "after $round $name: $(sample "${replica_pid[$name]}" "$name") audit_lines=$(wc -l <"$tmp/$name.jsonl")"; done
+done
