@@ -53,21 +53,15 @@ hydra_random() {
 	echo "${s:0:$1}"
 }
 
-hydra_free_port() {
-	local port=$1
-	while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
-	echo "$port"
-}
-
 # hydra_state loads, creating on first use, the ports and secrets.
 hydra_state() {
 	local d="$SERVICES_DIR/hydra" p
 	if [ ! -s "$d/env" ]; then
-		p=$(hydra_free_port "${TOOLWARDEN_HYDRA_PORT:-24444}")
+		p=$(free_port "${TOOLWARDEN_HYDRA_PORT:-24444}")
 		local a o oa
-		a=$(hydra_free_port $((p + 1)))
-		o=$(hydra_free_port $((a + 1)))
-		oa=$(hydra_free_port $((o + 1)))
+		a=$(free_port $((p + 1)))
+		o=$(free_port $((a + 1)))
+		oa=$(free_port $((o + 1)))
 		(
 			umask 077
 			printf 'HYDRA_PUBLIC=%s\nHYDRA_ADMIN=%s\nHYDRA_OTHER_PUBLIC=%s\nHYDRA_OTHER_ADMIN=%s\nHYDRA_SYSTEM_SECRET=%s\nHYDRA_CLIENT_SECRET=%s\n' \
@@ -80,13 +74,7 @@ hydra_state() {
 
 # hydra_running NAME checks the recorded process is alive and still our
 # Hydra, not another process that reused its pid.
-hydra_running() {
-	local pidfile="$SERVICES_DIR/hydra/$1.pid" pid cmd
-	[ -s "$pidfile" ] || return 1
-	pid=$(cat "$pidfile")
-	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmd == *"hydra-$HYDRA_VERSION serve all"* ]]
-}
+hydra_running() { pid_runs "$SERVICES_DIR/hydra/$1.pid" "*hydra-$HYDRA_VERSION serve all*"; }
 
 hydra_status() { hydra_running main && hydra_running other; }
 
@@ -141,19 +129,10 @@ hydra_up() {
 }
 
 hydra_down() {
-	local name pidfile pid i
+	local name
 	for name in main other; do
-		pidfile="$SERVICES_DIR/hydra/$name.pid"
-		if hydra_running "$name"; then
-			pid=$(cat "$pidfile")
-			kill -TERM "$pid"
-			for i in $(seq 1 100); do
-				kill -0 "$pid" 2>/dev/null || break
-				sleep 0.1
-			done
-			kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-		fi
-		rm -f "$pidfile"
+		if hydra_running "$name"; then stop_pid "$SERVICES_DIR/hydra/$name.pid"; fi
+		rm -f "$SERVICES_DIR/hydra/$name.pid"
 	done
 }
 

@@ -36,8 +36,7 @@ minio_state() {
 	if [ ! -s "$d/env" ]; then
 		local port="${TOOLWARDEN_MINIO_PORT:-}"
 		if [ -z "$port" ]; then
-			port=19000
-			while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+			port=$(free_port 19000)
 		fi
 		(
 			umask 077
@@ -60,13 +59,7 @@ minio_random() {
 
 # minio_status checks the recorded process is alive and still our MinIO,
 # not another process that reused its pid.
-minio_status() {
-	local pidfile="$SERVICES_DIR/minio/pid" pid cmd
-	[ -s "$pidfile" ] || return 1
-	pid=$(cat "$pidfile")
-	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmd == *"minio-$MINIO_VERSION server"* ]]
-}
+minio_status() { pid_runs "$SERVICES_DIR/minio/pid" "*minio-$MINIO_VERSION server*"; }
 
 minio_up() {
 	local d="$SERVICES_DIR/minio"
@@ -92,17 +85,8 @@ minio_up() {
 }
 
 minio_down() {
-	local pidfile="$SERVICES_DIR/minio/pid" pid i
-	if minio_status; then
-		pid=$(cat "$pidfile")
-		kill -TERM "$pid"
-		for i in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-	fi
-	rm -f "$pidfile"
+	if minio_status; then stop_pid "$SERVICES_DIR/minio/pid"; fi
+	rm -f "$SERVICES_DIR/minio/pid"
 }
 
 minio_env() {

@@ -86,16 +86,12 @@ neo4j_status() {
 	neo4j_pid >/dev/null && [ -f "$NEO4J_STATE/ready" ]
 }
 
-neo4j_port_busy() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
 # neo4j_free_port prints TOOLWARDEN_NEO4J_PORT if it is free, or else the
 # first free port from 17687 on: another checkout's server may hold 17687.
 neo4j_free_port() {
 	local port
 	if [ -n "${TOOLWARDEN_NEO4J_PORT:-}" ]; then
-		if neo4j_port_busy "$TOOLWARDEN_NEO4J_PORT"; then
+		if port_open "$TOOLWARDEN_NEO4J_PORT"; then
 			echo "neo4j: 127.0.0.1:$TOOLWARDEN_NEO4J_PORT (TOOLWARDEN_NEO4J_PORT) is already in use" >&2
 			return 1
 		fi
@@ -103,7 +99,7 @@ neo4j_free_port() {
 		return 0
 	fi
 	for ((port = 17687; port < 17787; port++)); do
-		if ! neo4j_port_busy "$port"; then
+		if ! port_open "$port"; then
 			echo "$port"
 			return 0
 		fi
@@ -146,7 +142,7 @@ neo4j_wait_ready() {
 	local i port
 	port=$(cat "$NEO4J_STATE/port")
 	for ((i = 0; i < 300; i++)); do
-		if [ -f "$NEO4J_STATE/ready" ] && neo4j_port_busy "$port"; then
+		if [ -f "$NEO4J_STATE/ready" ] && port_open "$port"; then
 			echo "neo4j: ready on bolt://127.0.0.1:$port" >&2
 			return 0
 		fi

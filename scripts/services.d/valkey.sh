@@ -37,8 +37,7 @@ valkey_state() {
 	if [ ! -s "$d/env" ]; then
 		local port="${TOOLWARDEN_VALKEY_PORT:-}"
 		if [ -z "$port" ]; then
-			port=16379
-			while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+			port=$(free_port 16379)
 		fi
 		(
 			umask 077
@@ -51,13 +50,7 @@ valkey_state() {
 
 # valkey_status checks the recorded process is alive and still our server,
 # not another process that reused its pid.
-valkey_status() {
-	local pidfile="$SERVICES_DIR/valkey/pid" pid cmd
-	[ -s "$pidfile" ] || return 1
-	pid=$(cat "$pidfile")
-	cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmd == *-server* ]]
-}
+valkey_status() { pid_runs "$SERVICES_DIR/valkey/pid" "*-server*"; }
 
 valkey_up() {
 	local d="$SERVICES_DIR/valkey" bin i
@@ -72,7 +65,7 @@ valkey_up() {
 		echo $! >"$d/pid"
 	fi
 	for i in $(seq 1 100); do
-		if (exec 3<>"/dev/tcp/127.0.0.1/$VALKEY_PORT") 2>/dev/null; then return 0; fi
+		if port_open "$VALKEY_PORT"; then return 0; fi
 		sleep 0.1
 	done
 	echo "scripts/services: $(basename "$bin") did not become ready; last log lines:" >&2
@@ -81,17 +74,8 @@ valkey_up() {
 }
 
 valkey_down() {
-	local pidfile="$SERVICES_DIR/valkey/pid" pid i
-	if valkey_status; then
-		pid=$(cat "$pidfile")
-		kill -TERM "$pid"
-		for i in $(seq 1 100); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-	fi
-	rm -f "$pidfile"
+	if valkey_status; then stop_pid "$SERVICES_DIR/valkey/pid"; fi
+	rm -f "$SERVICES_DIR/valkey/pid"
 }
 
 valkey_env() {
