@@ -86,6 +86,12 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 	if enc == nil {
 		return "", nil, false
 	}
+	// Binary (random bytes, an image, an archive) is invalid UTF-8 within
+	// its first few bytes, so a short head refuses most of it before the
+	// whole is decoded; invalid there, the whole is not textLike.
+	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
+		return "", nil, false
+	}
 	if len(s) > probeBase64 {
 		head, err := enc.DecodeString(s[:probeBase64]) // a multiple of 4, before any padding
 		if err != nil || !textLike(head, false) {
@@ -106,14 +112,7 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 // middle of a character.
 func textLike(b []byte, whole bool) bool {
 	if !whole {
-		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(b[i]) {
-				if !utf8.FullRune(b[i:]) {
-					b = b[:i]
-				}
-				break
-			}
-		}
+		b = wholeRunes(b)
 	}
 	if !utf8.Valid(b) {
 		return false
@@ -125,6 +124,19 @@ func textLike(b []byte, whole bool) bool {
 		}
 	}
 	return controls <= 1+len(b)/20
+}
+
+// wholeRunes is b without a character cut at its end.
+func wholeRunes(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // controlBytes are the ASCII control bytes text does not hold.

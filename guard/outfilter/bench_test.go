@@ -136,3 +136,21 @@ func BenchmarkResult4KiB(b *testing.B) {
 	}
 	cpu.report(b)
 }
+
+// BenchmarkResult4KiBBase64 is BenchmarkResult4KiB with the file
+// scripts/bench/compare.sh reads: 4 KiB of base64 of random bytes, one
+// line, which the filter must find to be binary (see inBase64).
+func BenchmarkResult4KiBBase64(b *testing.B) {
+	f := newFilter(b)
+	raw, _ := json.Marshal(map[string]any{"path": "bench.txt", "content": base64.StdEncoding.EncodeToString(randomBytes(7, 3072)), "size": 4096, "lines": 1})
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}

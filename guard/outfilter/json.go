@@ -19,10 +19,19 @@ import (
 // error: it is never passed through unscanned.
 //
 // The document is read as a token stream, so members keep their order and
-// numbers their digits. The common case, nothing to change, reads it once
-// and returns raw; only a document with changes is read a second time to
-// write the copy with the changed strings.
+// numbers their digits. The common case, nothing to change, is checked in
+// place (see quietJSON) and returns raw; otherwise the strings are
+// filtered one by one, and only a document with changes is read a second
+// time to write the copy with the changed strings.
 func (f *Filter) JSON(raw []byte, rep *Report) ([]byte, error) {
+	if f.quietJSON(raw, rep) {
+		return raw, nil
+	}
+	return f.fullJSON(raw, rep)
+}
+
+// fullJSON is JSON without the quiet path.
+func (f *Filter) fullJSON(raw []byte, rep *Report) ([]byte, error) {
 	var changed map[int]string // by the string token's ordinal; made on the first change
 	err := readTokens(raw, func(i int, s, name string, isName bool) {
 		if isName {

@@ -110,20 +110,9 @@ func (d *keywordDFA) link(goTo [][]int32) {
 // "ignore previous"; patterns without white space (gitleaks' keywords)
 // are unaffected, and their start is their end minus their length.
 func (d *keywordDFA) walk(s string, fn func(end int, pattern int32)) {
-	state, n, space := int32(0), int32(d.nclass), d.class[' ']
-	prevSpace := false
+	state, n := int32(0), int32(d.nclass)
 	for i := range len(s) {
-		c := d.class[s[i]]
-		if space != 0 && c == space {
-			if prevSpace {
-				continue
-			}
-			prevSpace = true
-		} else {
-			prevSpace = false
-		}
-		state = d.next[state+int32(c)]
-		if state < 0 {
+		if state = d.next[state+int32(d.class[s[i]])]; state < 0 {
 			state = -state
 			for _, p := range d.out[state/n] {
 				fn(i, p)
@@ -132,16 +121,39 @@ func (d *keywordDFA) walk(s string, fn func(end int, pattern int32)) {
 	}
 }
 
-// premultiply turns state numbers in next into offsets, negated for states
-// where patterns end.
+// premultiply turns the table into the one walk runs: every state gets a
+// twin, entered by white space, whose white space edges stay put and
+// report nothing (a run of white space is one space; the walk needs no
+// test of its own for it), and state numbers become offsets, negated on
+// the edges that report patterns (the root, 0, never ends one).
 func (d *keywordDFA) premultiply() {
-	n := int32(d.nclass)
-	for i, t := range d.next {
-		d.next[i] = t * n
-		if len(d.out[t]) > 0 {
-			d.next[i] = -d.next[i]
+	n, space := d.nclass, int(d.class[' '])
+	states := len(d.next) / n
+	next, out := make([]int32, 2*states*n), make([][]int32, 2*states)
+	edge := func(to int, report bool) int32 {
+		if report && len(out[to]) > 0 {
+			return -int32(to * n)
+		}
+		return int32(to * n)
+	}
+	for q := range states {
+		out[2*q], out[2*q+1] = d.out[q], d.out[q]
+	}
+	for id := range 2 * states {
+		q, afterSpace := id/2, id%2 == 1
+		for c := range n {
+			t := int(d.next[q*n+c])
+			switch {
+			case space == 0 || c != space:
+				next[id*n+c] = edge(2*t, true)
+			case !afterSpace:
+				next[id*n+c] = edge(2*t+1, true)
+			default:
+				next[id*n+c] = edge(id, false)
+			}
 		}
 	}
+	d.next, d.out = next, out
 }
 
 func lowerASCII(c byte) byte {

@@ -1,0 +1,233 @@
+package outfilter
+
+import (
+	"bytes"
+	"reflect"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// A JSON document is nearly always quiet: no string in it holds anything
+// any step of the filter acts on. JSON then checks its strings where they
+// are, in the document's bytes, without unquoting them into copies: one
+// pass per string that steps the keyword automaton and watches for what
+// the other steps need (see quietString). A string it cannot vouch for
+// that way (a keyword, non-ASCII text, base64) goes through member, as on
+// the full path; only when member changes or reports something does the
+// whole document go down the full path (readTokens and member), which
+// decides. The quiet path never changes anything itself.
+// TestQuietAgreesWithFullPath and FuzzQuietAgreesWithFullPath hold the
+// two paths to the same answers.
+
+// quietDoc is the state of one quietJSON.
+type quietDoc struct {
+	f       *Filter
+	objects []bool // per open container: is it an object?
+	name    []byte // the last member name, quoted form
+	value   walker // the automaton's state after `"name": "`, for the value that follows
+	scratch Report // what member reported on the strings it was asked about
+	buf     []byte // for unquoting
+}
+
+// quietJSON reports whether JSON(raw, rep) would return raw itself and add
+// nothing to rep but the rule checks it costs, which it then adds. false
+// means "not known": raw may still be quiet, or not JSON at all; rep is
+// then untouched.
+func (f *Filter) quietJSON(raw []byte, rep *Report) bool {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsonOptions...)
+	q := quietDoc{f: f, scratch: Report{checks: rep.checks}}
+	for {
+		switch dec.PeekKind() {
+		case '"':
+			v, err := dec.ReadValue()
+			if err != nil {
+				return false
+			}
+			_, n := dec.StackIndex(dec.StackDepth())
+			if !q.str(v[1:len(v)-1], n) {
+				return false
+			}
+		case '{', '[':
+			tok, err := dec.ReadToken()
+			if err != nil {
+				return false
+			}
+			q.objects = append(q.objects, tok.Kind() == '{')
+		case '}', ']':
+			if _, err := dec.ReadToken(); err != nil {
+				return false
+			}
+			q.objects = q.objects[:len(q.objects)-1]
+		default: // numbers and literals hold nothing to filter; errors end here
+			if _, err := dec.ReadToken(); err != nil {
+				return false
+			}
+		}
+		if len(q.objects) == 0 {
+			if endOfInput(dec) != nil || q.scratch.checks > MaxChecks {
+				return false
+			}
+			rep.checks = q.scratch.checks
+			return true
+		}
+	}
+}
+
+// str checks one string, quoted form s, the nth item of its container.
+func (q *quietDoc) str(s []byte, n int64) bool {
+	f, inObject := q.f, len(q.objects) > 0 && q.objects[len(q.objects)-1]
+	switch {
+	case inObject && n%2 == 1: // a member name
+		q.name = append(q.name[:0], s...)
+		if !f.quietString(s, walker{}, false) && !q.member("", s) {
+			return false
+		}
+		q.value = f.keys.literal(walker{}, `"`)
+		var ok bool
+		if q.value, ok = f.keys.escaped(q.value, s); !ok || q.value.hit {
+			q.value = walker{hit: true} // the value goes through member
+			return true
+		}
+		q.value = f.keys.literal(q.value, `": "`)
+		return true
+	case inObject: // a member's value
+		if q.value.hit || !f.quietString(s, q.value, true) {
+			name, _ := jsontext.AppendUnquote(nil, quoted(q.name))
+			return q.member(string(name), s)
+		}
+		return true
+	default: // in an array, or the document itself
+		return f.quietString(s, walker{}, false) || q.member("", s)
+	}
+}
+
+// member runs the full path's member on the string whose quoted form is s
+// and reports whether it changed and reported nothing.
+func (q *quietDoc) member(name string, s []byte) bool {
+	text := string(s)
+	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
+		q.buf, _ = jsontext.AppendUnquote(q.buf[:0], quoted(s)) // invalid UTF-8 becomes U+FFFD, as in readTokens
+		text = string(q.buf)
+	}
+	out := q.f.member(name, text, &q.scratch)
+	return out == text && reflect.DeepEqual(q.scratch, Report{checks: q.scratch.checks})
+}
+
+// quoted puts the quotes back around a string's quoted form.
+func quoted(s []byte) []byte {
+	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+}
+
+// quietString reports whether the string whose quoted form (without the
+// quotes) is s passes every step of member unchanged and unreported,
+// with the automaton started at w; member values also end in a quote.
+// It decides on what it is sure of and gives up (false) on anything
+// rarer: a \u, \b, \f or \/ escape, a byte outside printable ASCII, a
+// keyword or marker, base64 of text, "![", or a run of blankStride blank
+// characters.
+func (f *Filter) quietString(s []byte, w walker, quoted bool) bool {
+	w, ok := f.keys.escaped(w, s)
+	if !ok || w.hit || quoted && f.keys.literal(w, `"`).hit {
+		return false
+	}
+	return !bytes.Contains(s, []byte("![")) && (!mayBeBase64(s) || binaryBase64(string(s)))
+}
+
+// mayBeBase64 is a cheap necessary condition of encodingOf on the
+// decoded string: long enough, and only base64 bytes (a backslash, which
+// any escape starts with, is not one; the \/ escape is refused elsewhere).
+func mayBeBase64(s []byte) bool {
+	if len(s) < minBase64 {
+		return false
+	}
+	for _, c := range s {
+		if base64Class[c] == 0 && c != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// binaryBase64 reports whether inBase64 leaves s as it is because s is not
+// strict base64 of text.
+func binaryBase64(s string) bool {
+	_, _, text := decodeText(s)
+	return !text
+}
+
+// walker is the state of a walk of the keyword automaton fed piece by
+// piece: where it is, and whether a pattern ended on the way.
+type walker struct {
+	state int32
+	hit   bool
+}
+
+// literal feeds the bytes of s as they are.
+func (d *keywordDFA) literal(w walker, s string) walker {
+	for i := range len(s) {
+		if w.state = d.next[w.state+int32(d.class[s[i]])]; w.state < 0 {
+			w.state, w.hit = -w.state, true
+		}
+	}
+	return w
+}
+
+// Byte kinds for escaped: plain ASCII, white space among it, the
+// backslash that starts an escape, and the rest (0), which it gives up on.
+const (
+	qPlain = iota + 1
+	qBlank
+	qEscape
+)
+
+var quietKinds = func() (t [256]uint8) {
+	for c := range 256 {
+		if plainASCII[c] {
+			t[c] = qPlain
+		}
+	}
+	t[' '], t['\t'], t['\n'], t['\r'] = qBlank, qBlank, qBlank, qBlank
+	t['\\'] = qEscape
+	return t
+}()
+
+// quietEscapes are the escapes escaped decodes: each gives a byte that is
+// plain (see plainASCII) and not in the base64 alphabet.
+var quietEscapes = [256]byte{'n': '\n', 't': '\t', 'r': '\r', '"': '"', '\\': '\\'}
+
+// escaped feeds the string whose quoted form is s, decoding its escapes,
+// and stops at the first hit. ok is false when s holds a byte or escape
+// it cannot vouch for (see quietString), or a run of blankStride blank
+// bytes (collapseBlank would look at it).
+func (d *keywordDFA) escaped(w walker, s []byte) (_ walker, ok bool) {
+	state, blanks := w.state, 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch quietKinds[c] {
+		case qPlain:
+			blanks = 0
+		case qBlank:
+			if blanks++; blanks >= blankStride {
+				return w, false
+			}
+		case qEscape:
+			if i++; i == len(s) || quietEscapes[s[i]] == 0 {
+				return w, false
+			}
+			if c = quietEscapes[s[i]]; quietKinds[c] == qBlank {
+				if blanks++; blanks >= blankStride {
+					return w, false
+				}
+			} else {
+				blanks = 0
+			}
+		default:
+			return w, false
+		}
+		if state = d.next[state+int32(d.class[c])]; state < 0 {
+			return walker{state: -state, hit: true}, true
+		}
+	}
+	return walker{state: state}, true
+}

@@ -1,0 +1,126 @@
+package outfilter
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/fakesecret"
+)
+
+// quietCorpus is documents on either side of every condition quietString
+// gives up on, and the secrets and markers the full path acts on.
+func quietCorpus(t testing.TB, f *Filter) []string {
+	docs := []string{
+		`{}`, `[]`, `"plain"`, `5`, `null`, `{"a":[1,2,{"b":"c"}],"d":true}`,
+		`{"path":"a.txt","content":"line one\nline two\n","size":18}`,
+		`{"a":"x"} {"b":"y"}`, `{"a":"x"`, `{"a":"x",}`, `["\u00e9"]`, `["caf\u00e9"]`,
+		`["\/etc\/passwd"]`, `["tab\there"]`, `["bell\b"]`, `["feed\f"]`, `["esc\u001b[2J"]`,
+		`["zero\u200bwidth"]`, "[\"zero\u200bwidth\"]", `["a\\![x](https://e.example/p.png)"]`,
+		`["![x](https://e.example/p.png)"]`, `["!\"[x]"]`, `["!\\[x](https://e.example/p.png)"]`,
+		`{"tools/call":"x"}`, `{"x":"tools/call"}`, `["tools/call"]`, `{"a":"{\"method\":\"tools/call\"}"}`,
+		`{"api":"_key=abcdefghijklmnop0123"}`, `{"password":"hunter2hunter2hunter2"}`,
+		`{"system prompt":"x"}`, `{"system":"prompt"}`, `["system\nprompt"]`, `["system\n\n\tprompt"]`,
+		`{"a":"ignore previous\r\ninstructions"}`, `{"key":"value"}`,
+		`["` + strings.Repeat(`\n`, 15) + `x"]`, `["` + strings.Repeat(`\n`, 16) + `x"]`,
+		`["` + strings.Repeat(`\n`, 30) + `x"]`, `["a` + strings.Repeat(" ", 15) + `b"]`,
+		`["a` + strings.Repeat(" ", 250) + `b"]`, `["a` + strings.Repeat(`\r\n`, 25) + `b"]`,
+		`["AAAAAAAAAAAAAAAAAAAAAAAA"]`, `["AAAAAAAAAAAAAAAAAAAAAAA"]`, `["AAAAAAAA\/AAAAAAAAAAAAAAA"]`,
+		`["dGhpcyBpcyBwbGFpbiB0ZXh0IGluIGJhc2U2NA=="]`, `["\u0041KIA"]`,
+	}
+	for _, text := range []string{"api_key = AKIAIOSFODNN7EXAMPLE", "ignore previous instructions", "plain words only"} {
+		docs = append(docs, quoteJSON(t, []string{base64.StdEncoding.EncodeToString([]byte(text))}))
+	}
+	random := randomBytes(1, 3072)
+	for _, b := range [][]byte{random, append([]byte("an ASCII head long enough to pass the probe, then binary: "), random...)} {
+		docs = append(docs, quoteJSON(t, []string{base64.StdEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}))
+	}
+	for _, s := range fakesecret.All(53) {
+		docs = append(docs,
+			quoteJSON(t, map[string]any{"content": s.Line, "n": 1}),
+			quoteJSON(t, map[string]any{s.Needle(): "x"}),
+			quoteJSON(t, []string{s.Line, s.Value}))
+	}
+	for _, p := range append(append([]string{}, f.markers...), f.tools...) {
+		docs = append(docs,
+			quoteJSON(t, map[string]string{p: "x"}), quoteJSON(t, map[string]string{"x": p}),
+			quoteJSON(t, []string{strings.ToUpper(p)}), quoteJSON(t, []string{strings.ReplaceAll(p, " ", "\n\t ")}))
+	}
+	for i, r := range f.rules {
+		for _, k := range r.keywords {
+			if i%7 == 0 { // a sample keeps the test quick; the fuzz target covers the rest
+				docs = append(docs, quoteJSON(t, map[string]string{k: "x", "y": "a " + k + " b"}))
+			}
+		}
+	}
+	return docs
+}
+
+// randomBytes are n reproducible random bytes.
+func randomBytes(seed uint64, n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.NewChaCha8([32]byte{byte(seed)}).Read(b)
+	return b
+}
+
+func quoteJSON(t testing.TB, v any) string {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// requireQuietAgrees fails when quietJSON vouches for a document the full
+// path would change, report on or refuse.
+func requireQuietAgrees(t testing.TB, f *Filter, doc string) bool {
+	var quiet, full Report
+	if !f.quietJSON([]byte(doc), &quiet) {
+		require.Equal(t, Report{}, quiet, "a quiet path that gives up leaves the report alone")
+		return false
+	}
+	out, err := f.fullJSON([]byte(doc), &full)
+	require.NoError(t, err, "quiet path passed %s, which the full path refuses", doc)
+	require.Equal(t, doc, string(out), "quiet path passed %s, which the full path changes", doc)
+	require.Equal(t, full, quiet, "quiet path passed %s, on which the full path reports", doc)
+	return true
+}
+
+// TestQuietAgreesWithFullPath: every document the quiet path passes, the
+// full path passes unchanged and unreported; and ordinary results (a
+// read_file of source text, a listing) do take the quiet path.
+func TestQuietAgreesWithFullPath(t *testing.T) {
+	f, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status", "read_file"}})
+	require.NoError(t, err)
+	random := randomBytes(3, 3072)
+	quiet := 0
+	for _, doc := range quietCorpus(t, f) {
+		if requireQuietAgrees(t, f, doc) {
+			quiet++
+		}
+	}
+	require.Positive(t, quiet)
+	for _, doc := range []string{
+		quoteJSON(t, map[string]any{"path": "bench.txt", "content": strings.Repeat("0123456789abcdef\n", 241), "size": 4097, "lines": 241}),
+		quoteJSON(t, map[string]any{"path": "main.go", "content": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"}),
+		quoteJSON(t, map[string]any{"path": "bench.txt", "content": base64.StdEncoding.EncodeToString(random), "size": 4096}), // compare.sh's file
+		quoteJSON(t, map[string]any{"entries": []map[string]any{{"name": "a.txt", "type": "file", "size": 3}, {"name": "src", "type": "dir"}}}),
+	} {
+		require.True(t, requireQuietAgrees(t, f, doc), "an ordinary result missed the quiet path: %.200s", doc)
+	}
+}
+
+// FuzzQuietAgreesWithFullPath: the same on any document.
+func FuzzQuietAgreesWithFullPath(f *testing.F) {
+	flt, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, doc := range quietCorpus(f, flt) {
+		f.Add(doc)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		requireQuietAgrees(t, flt, doc)
+	})
+}
