@@ -18,6 +18,8 @@
 #   MODE         stdio (default) or http
 #   PROTOCOL     2025-11-25 (default) or 2026-07-28
 #   REFERENCE    0 = leave out the reference filesystem server (needs npm)
+#   CONTENT      base64 (default: 4 KiB of base64 of random bytes, one line)
+#                or source (the first 4 KiB of this repo's mcpserver/*.go)
 #   TOOLWARDEN_BIN  use this prebuilt toolwarden binary
 set -euo pipefail
 
@@ -28,6 +30,7 @@ CONCURRENCY="${CONCURRENCY:-1}"
 MODE="${MODE:-stdio}"
 PROTOCOL="${PROTOCOL:-2025-11-25}"
 REFERENCE="${REFERENCE:-1}"
+CONTENT="${CONTENT:-base64}"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twbench.XXXXXX")"
@@ -61,8 +64,13 @@ build() {
 
 make_workspace() {
   mkdir -p "$ws"
-  # 3072 random bytes -> exactly 4096 base64 characters (4 KiB of text).
-  head -c 3072 /dev/urandom | base64 -w0 >"$ws/bench.txt"
+  case "$CONTENT" in
+    # 3072 random bytes -> exactly 4096 base64 characters (4 KiB of text).
+    base64) head -c 3072 /dev/urandom | base64 -w0 >"$ws/bench.txt" ;;
+    # Source text as read_file mostly sees: words, punctuation, line breaks.
+    source) head -c 4096 < <(cat "$repo"/mcpserver/*.go) >"$ws/bench.txt" ;;
+    *) log "CONTENT must be base64 or source, got '$CONTENT'"; exit 2 ;;
+  esac
 }
 
 free_port() {
