@@ -17,6 +17,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/leodido/go-syslog/v4 v4.6.0
 	github.com/lestrrat-go/jwx/v3 v3.4.0
+	github.com/lucasjones/reggen v0.0.0-20200904144131-37ba4fa293bb
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/minio/minio-go/v7 v7.0.91
 	github.com/neo4j/neo4j-go-driver/v5 v5.28.4

@@ -73,7 +73,7 @@ var loadRules = sync.OnceValues(func() (ruleSet, error) {
 			after = windowMultiLine
 		}
 		rules = append(rules, secretRule{id: r.RuleID, re: r.Regex, group: r.SecretGroup, entropy: r.Entropy,
-			allow: withoutExamples(r.Allowlists), keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String())})
+			allow: withoutExamples(r.Allowlists), keywords: r.Keywords, after: after, fast: anchoredForm(r.RuleID, r.Regex.String(), r.Keywords)})
 	}
 	for _, x := range extraRules {
 		rules = append(rules, secretRule{id: x.id, re: regexp.MustCompile(x.re), group: 1,
