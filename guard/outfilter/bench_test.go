@@ -3,6 +3,7 @@ package outfilter
 import (
 	"encoding/base64"
 	"encoding/json"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,6 +144,28 @@ func BenchmarkResult4KiB(b *testing.B) {
 func BenchmarkResult4KiBBase64(b *testing.B) {
 	f := newFilter(b)
 	raw, _ := json.Marshal(map[string]any{"path": "bench.txt", "content": base64.StdEncoding.EncodeToString(randomBytes(7, 3072)), "size": 4096, "lines": 1})
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		if _, _, err := f.Result(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu.report(b)
+}
+
+// BenchmarkResult4KiBSource is BenchmarkResult4KiB with Go source (the
+// first 4 KiB of this package's text.go), dense in keywords such as
+// "key", "token" and Vault's "s.".
+func BenchmarkResult4KiBSource(b *testing.B) {
+	f := newFilter(b)
+	src, err := os.ReadFile("text.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"path": "text.go", "content": string(src[:min(len(src), 4096)]), "size": 4096})
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
