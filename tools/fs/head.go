@@ -11,7 +11,7 @@ import (
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
-// sniffLen is how much of a file's start sniffBinary and sniffHead look
+// sniffLen is how much of a file's start sniffBinary and readHead look
 // at for a NUL byte.
 const sniffLen = 8192
 
