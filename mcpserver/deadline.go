@@ -1,8 +1,13 @@
 package mcpserver
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -39,4 +44,67 @@ func (s *Server) callDeadline(tool string, args any) (time.Duration, string) {
 		atLeast += runMargin
 	}
 	return s.guard.CallTimeoutFor(tool, atLeast, rule)
+}
+
+// handlerJob is one call's handler, to be run on a handler goroutine.
+type handlerJob struct {
+	ctx  context.Context
+	next server.ToolHandlerFunc
+	req  mcp.CallToolRequest
+	done chan handlerReturn
+}
+
+// idleHandlers hands a call's handler to a handler goroutine waiting for
+// one; at most maxIdleHandlers wait, counted in idleCount.
+var (
+	idleHandlers = make(chan *handlerJob)
+	idleCount    atomic.Int32
+)
+
+const maxIdleHandlers = 64
+
+// startHandler runs the handler on a goroutine other than the call's, so
+// that the deadline can end the call (runWithDeadline), and delivers what
+// it returns. The goroutine is one an earlier call's handler left waiting
+// when there is one: a new goroutine's small stack is grown, by copying,
+// several times in every call, a reused one has grown already. A handler
+// that ignores its deadline keeps its goroutine until it returns; the call
+// does not wait for it either way. Handlers must not leave their goroutine
+// locked to its thread (none calls runtime.LockOSThread).
+func startHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) <-chan handlerReturn {
+	j := &handlerJob{ctx: ctx, next: next, req: req, done: make(chan handlerReturn, 1)}
+	select {
+	case idleHandlers <- j:
+	default:
+		go serveHandlers(j)
+	}
+	return j.done
+}
+
+// serveHandlers runs j, then the handlers startHandler hands it, until
+// enough other handler goroutines wait.
+func serveHandlers(j *handlerJob) {
+	for {
+		j.run()
+		if idleCount.Add(1) > maxIdleHandlers {
+			idleCount.Add(-1)
+			return
+		}
+		j = <-idleHandlers
+		idleCount.Add(-1)
+	}
+}
+
+// run runs the handler and delivers what it returned.
+func (j *handlerJob) run() {
+	// mcp-go's recovery cannot reach this goroutine: a panicking tool
+	// would take the whole server down.
+	defer func() {
+		if r := recover(); r != nil {
+			j.done <- handlerReturn{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
+				"the tool %s failed unexpectedly", j.req.Params.Name)}
+		}
+	}()
+	res, err := j.next(j.ctx, j.req)
+	j.done <- handlerReturn{res, err}
 }

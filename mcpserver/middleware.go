@@ -104,25 +104,6 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 	return s.late.settle(t, call.LimitKey(), done, stop)
 }
 
-// startHandler runs the handler on its own goroutine, so that the deadline
-// can end the call, and delivers what it returns.
-func startHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) <-chan handlerReturn {
-	done := make(chan handlerReturn, 1)
-	go func() {
-		// mcp-go's recovery cannot reach this goroutine: a panicking tool
-		// would take the whole server down.
-		defer func() {
-			if r := recover(); r != nil {
-				done <- handlerReturn{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
-					"the tool %s failed unexpectedly", req.Params.Name)}
-			}
-		}()
-		res, err := next(ctx, req)
-		done <- handlerReturn{res, err}
-	}()
-	return done
-}
-
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept
 // exact, for validation and the audit digest, with the JSON they came from.
 func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {

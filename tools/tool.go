@@ -106,10 +106,17 @@ func structuredResult(out any) (*mcp.CallToolResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(string(o.JSON))},
-		StructuredContent: o,
-	}, nil
+	r := &resultWithText{}
+	r.text[0] = mcp.NewTextContent(string(o.JSON))
+	r.res.Content, r.res.StructuredContent = r.text[:], o
+	return &r.res, nil
+}
+
+// resultWithText is a result with room for its one content, allocated
+// together: every successful call makes one.
+type resultWithText struct {
+	res  mcp.CallToolResult
+	text [1]mcp.Content
 }
 
 // decodeArgs decodes the call's arguments strictly (unknown fields are an

@@ -76,7 +76,11 @@ func (s *Set) read(ctx context.Context, in ReadFileIn, maxBytes int64) (ReadFile
 		return ReadFileOut{}, toolerr.New(toolerr.NotAFile, "Use list_directory for directories.", "%q is not a regular file", rel)
 	}
 	out := ReadFileOut{Path: rel, StartLine: in.Offset + 1, SizeBytes: fi.Size()}
-	err = readLines(ctx, f, in, maxBytes, &out)
+	if in.Offset == 0 && out.SizeBytes < poolCap {
+		err = readHead(ctx, f, in.Limit, maxBytes, &out)
+	} else {
+		err = readLines(ctx, f, in, maxBytes, &out)
+	}
 	return out, err
 }
 
@@ -85,7 +89,9 @@ func (s *Set) read(ctx context.Context, in ReadFileIn, maxBytes int64) (ReadFile
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16*1024) }}
 
 // readLines skips in.Offset lines, then copies lines into out until
-// in.Limit lines or maxBytes bytes, whichever comes first.
+// in.Limit lines or maxBytes bytes, whichever comes first. It reads line
+// by line, as the lines skipped, or a large file, may be far more than the
+// cap (small files read from the start go through readHead).
 func readLines(ctx context.Context, r io.Reader, in ReadFileIn, maxBytes int64, out *ReadFileOut) error {
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(r)
@@ -95,7 +101,7 @@ func readLines(ctx context.Context, r io.Reader, in ReadFileIn, maxBytes int64, 
 	}
 	var buf strings.Builder
 	if in.Offset == 0 {
-		// The whole file, or its head, is the common read: one allocation.
+		// The head of a large file: one allocation.
 		buf.Grow(int(min(out.SizeBytes, maxBytes)))
 	}
 	var long []byte
@@ -150,7 +156,7 @@ func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 
 // sniffBinary refuses files whose first 8 KiB hold a NUL byte.
 func sniffBinary(br *bufio.Reader, rel string) error {
-	head, _ := br.Peek(8192)
+	head, _ := br.Peek(sniffLen)
 	if bytes.IndexByte(head, 0) >= 0 {
 		return binaryErr(rel)
 	}
