@@ -38,7 +38,9 @@ func checkCapabilities(in *input) Decision {
 		return pass("capabilities.none_needed")
 	}
 	d := pass("capabilities.granted")
-	d.note = "needs " + joinCaps(needs)
+	if in.trace {
+		d.note = "needs " + joinCaps(needs)
+	}
 	return d
 }
 
