@@ -49,13 +49,28 @@ func Clean(p string) (string, error) {
 		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
 			"path %q climbs out of the workspace with '..'", p).WithRule("path.inside_workspace")
 	}
-	for _, c := range strings.Split(clean, "/") {
-		if len(c) > MaxComponentBytes {
-			return "", toolerr.New(toolerr.PathInvalid, "Shorten the file or directory name.",
-				"a path component is %d bytes long; the limit is %d", len(c), MaxComponentBytes).WithRule("path.component_length")
-		}
+	if n := tooLongComponent(clean); n > 0 {
+		return "", toolerr.New(toolerr.PathInvalid, "Shorten the file or directory name.",
+			"a path component is %d bytes long; the limit is %d", n, MaxComponentBytes).WithRule("path.component_length")
 	}
 	return clean, nil
+}
+
+// tooLongComponent is the length of p's first "/"-separated component
+// longer than MaxComponentBytes, or 0; it does not split p (Clean is on
+// every call's path).
+func tooLongComponent(p string) int {
+	for p != "" {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			i = len(p)
+		}
+		if i > MaxComponentBytes {
+			return i
+		}
+		p = p[min(i+1, len(p)):]
+	}
+	return 0
 }
 
 func checkChars(p string) error {

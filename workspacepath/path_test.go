@@ -2,6 +2,7 @@ package workspacepath_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -145,4 +146,14 @@ func TestCleanRefusesLineAndParagraphSeparators(t *testing.T) {
 		_, err := workspacepath.Clean(p)
 		require.Equal(t, toolerr.PathInvalid, toolerr.CodeOf(err), "%q", p)
 	}
+}
+
+func TestCleanNamesTheFirstTooLongComponent(t *testing.T) {
+	first := strings.Repeat("a", workspacepath.MaxComponentBytes+1)
+	second := strings.Repeat("b", workspacepath.MaxComponentBytes+7)
+	_, err := workspacepath.Clean("ok/" + first + "/" + second)
+	te := requireCode(t, err, toolerr.PathInvalid)
+	require.Contains(t, te.Message, fmt.Sprintf("a path component is %d bytes long", len(first)))
+	_, err = workspacepath.Clean(second)
+	require.Contains(t, requireCode(t, err, toolerr.PathInvalid).Message, fmt.Sprintf("is %d bytes long", len(second)))
 }
