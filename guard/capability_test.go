@@ -36,8 +36,18 @@ func TestNeeds(t *testing.T) {
 		require.NotNil(t, err, args)
 		require.Equal(t, rule, err.Rule, args)
 	}
-	_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{"fs:read"}}, nil)
-	require.Equal(t, toolerr.Internal, err.Code)
+	_, err = Needs(tool, map[string]any{"path": "a", "paths": []any(nil), "interpreter": "sh"})
+	require.Equal(t, "capabilities.argument", err.Rule, "a nil list is no list")
+	got, err = Needs(tool, map[string]any{"path": "a", "paths": []any{}, "interpreter": "sh"})
+	require.Nil(t, err)
+	require.Equal(t, "fs:read:a fs:read:** proc:exec:sh graph:read:*", joinCaps(got), "an empty list needs nothing")
+	for _, bad := range []string{"fs:read", "fs", ":read:x", "fs::x", "fs:read:", ""} {
+		_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{bad}}, nil)
+		require.Equal(t, toolerr.Internal, err.Code, bad)
+	}
+	got, err = Needs(&ToolInfo{Name: "net", Capabilities: []string{"net:connect:example.com:443"}}, nil)
+	require.Nil(t, err)
+	require.Equal(t, "example.com:443", got[0].Scope, "the scope keeps its colons")
 }
 
 // FuzzCovers checks the matcher's promises on arbitrary grants and
