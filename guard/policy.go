@@ -33,7 +33,7 @@ type Policy struct {
 	resolve func(string) (string, bool)
 	// secrets are path globs of files no tool may read or write
 	// (WithSecretFiles).
-	secrets []string
+	secrets []fileGlob
 	// allowRules and denyRules are the rule names Match returns for each
 	// glob, made once by NewPolicy rather than on every call.
 	allowRules, denyRules []namedGlob
