@@ -39,7 +39,7 @@ func TestArgsDigestIsMarshalDigest(t *testing.T) {
 	for _, v := range []any{
 		nil, map[string]any{}, map[string]any(nil), []any(nil), []any{}, "s", true, false, json.Number(""),
 		json.Number("1e999999"), json.Number("-0.5E+3"), json.Number("01"), json.Number("1."), json.Number("abc"),
-		1.0, 1e21, 1e-7, -0.0, 123456789.125, math.NaN(), math.Inf(1), 3, int64(4), []string{"a"},
+		1.0, 1e21, 1e-7, math.Copysign(0, -1), 123456789.125, math.NaN(), math.Inf(1), 3, int64(4), []string{"a"},
 		map[string]any{"<a&b>": "\u2028\u2029", "bad": "\xff\xfe", "ctl": "\x00\x1f\"\\", "é": "ü", "": nil},
 		map[string]any{"z": []any{1.5, json.Number("2"), map[string]any{"b": 1.0, "a": []any{}}}, "a": "x"},
 		map[string]any{"k": map[string]int{"x": 1}}, deep, cyclic, make(chan int),
