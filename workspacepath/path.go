@@ -87,6 +87,9 @@ func checkChars(p string) error {
 			"path %q contains a backslash; use forward slashes", p).WithRule("path.no_backslash")
 	}
 	for _, r := range p {
+		if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f {
+			continue // printable ASCII, what nearly every path is: none of the below
+		}
 		if r == 0 || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == '\u3164' {
 			return toolerr.New(toolerr.PathInvalid, relativeHint,
 				"path %q contains the control or invisible character %U", p, r).WithRule("path.no_control_chars")

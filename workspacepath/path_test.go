@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/toolerr"
@@ -156,4 +158,21 @@ func TestCleanNamesTheFirstTooLongComponent(t *testing.T) {
 	require.Contains(t, te.Message, fmt.Sprintf("a path component is %d bytes long", len(first)))
 	_, err = workspacepath.Clean(second)
 	require.Contains(t, requireCode(t, err, toolerr.PathInvalid).Message, fmt.Sprintf("is %d bytes long", len(second)))
+}
+
+// TestCleanASCIIShortcut: the printable ASCII characters Clean lets
+// through without the Unicode tables are exactly those the tables let
+// through.
+func TestCleanASCIIShortcut(t *testing.T) {
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		invisible := r == 0 || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+		_, err := workspacepath.Clean("dir/a" + string(r) + "b")
+		if invisible {
+			require.Equal(t, "path.no_control_chars", requireCode(t, err, toolerr.PathInvalid).Rule, "%U", r)
+			continue
+		}
+		if err != nil {
+			require.NotEqual(t, "path.no_control_chars", requireCode(t, err, toolerr.PathInvalid).Rule, "%U", r)
+		}
+	}
 }
