@@ -170,3 +170,23 @@ func TestFsNeedsAreCleanedWhateverTheParam(t *testing.T) {
 		Limits{MaxCalls: 1, MaxOutputBytes: 1}, State{}, v)
 	require.Equal(t, `capabilities.deny:"fs:read:secrets/**"`, d.Rule)
 }
+
+// TestThroughLinksResolvesAPathOnce: a tool that writes and reads one
+// path (edit_file) resolves it once, and both needs follow the link.
+func TestThroughLinksResolvesAPathOnce(t *testing.T) {
+	calls := map[string]int{}
+	p := Policy{}.WithPathResolver(func(path string) (string, bool) {
+		calls[path]++
+		if path == "pub/link" {
+			return "priv/key", true
+		}
+		return path, true
+	})
+	needs := []capability.Capability{
+		{Resource: "fs", Verb: "write", Scope: "pub/link"}, {Resource: "fs", Verb: "read", Scope: "pub/link"},
+		{Resource: "fs", Verb: "write", Scope: "other"}, {Resource: "fs", Verb: "read", Scope: "pub/link/**"},
+	}
+	got := p.throughLinks(needs)
+	require.Equal(t, map[string]int{"pub/link": 1, "other": 1}, calls)
+	require.Equal(t, "fs:write:pub/link fs:read:pub/link fs:write:other fs:read:pub/link/** fs:write:priv/key fs:read:priv/key fs:read:priv/key/**", joinCaps(got))
+}
