@@ -350,20 +350,6 @@ func (enc *lineEncoder) line(e *Entry) ([]byte, error) {
 	return line, nil
 }
 
-// ArgsDigest is the SHA-256 of the arguments' canonical JSON (object keys
-// sorted, no insignificant space).
-func ArgsDigest(args any) string {
-	if args == nil {
-		args = map[string]any{}
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		b = []byte(fmt.Sprintf("unencodable:%T", args))
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // Discard is an Auditor that records nothing, for commands that only list
 // tools and never run one.
 type Discard struct{}

@@ -36,8 +36,18 @@ func TestNeeds(t *testing.T) {
 		require.NotNil(t, err, args)
 		require.Equal(t, rule, err.Rule, args)
 	}
-	_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{"fs:read"}}, nil)
-	require.Equal(t, toolerr.Internal, err.Code)
+	_, err = Needs(tool, map[string]any{"path": "a", "paths": []any(nil), "interpreter": "sh"})
+	require.Equal(t, "capabilities.argument", err.Rule, "a nil list is no list")
+	got, err = Needs(tool, map[string]any{"path": "a", "paths": []any{}, "interpreter": "sh"})
+	require.Nil(t, err)
+	require.Equal(t, "fs:read:a fs:read:** proc:exec:sh graph:read:*", joinCaps(got), "an empty list needs nothing")
+	for _, bad := range []string{"fs:read", "fs", ":read:x", "fs::x", "fs:read:", ""} {
+		_, err = Needs(&ToolInfo{Name: "bad", Capabilities: []string{bad}}, nil)
+		require.Equal(t, toolerr.Internal, err.Code, bad)
+	}
+	got, err = Needs(&ToolInfo{Name: "net", Capabilities: []string{"net:connect:example.com:443"}}, nil)
+	require.Nil(t, err)
+	require.Equal(t, "example.com:443", got[0].Scope, "the scope keeps its colons")
 }
 
 // FuzzCovers checks the matcher's promises on arbitrary grants and
@@ -159,4 +169,24 @@ func TestFsNeedsAreCleanedWhateverTheParam(t *testing.T) {
 	d := Decide(Call{Tool: "cat", Args: decodeJSON(t, `{"file":"docs/../secrets/key","prog":"cat"}`)}, tool, p,
 		Limits{MaxCalls: 1, MaxOutputBytes: 1}, State{}, v)
 	require.Equal(t, `capabilities.deny:"fs:read:secrets/**"`, d.Rule)
+}
+
+// TestThroughLinksResolvesAPathOnce: a tool that writes and reads one
+// path (edit_file) resolves it once, and both needs follow the link.
+func TestThroughLinksResolvesAPathOnce(t *testing.T) {
+	calls := map[string]int{}
+	p := Policy{}.WithPathResolver(func(path string) (string, bool) {
+		calls[path]++
+		if path == "pub/link" {
+			return "priv/key", true
+		}
+		return path, true
+	})
+	needs := []capability.Capability{
+		{Resource: "fs", Verb: "write", Scope: "pub/link"}, {Resource: "fs", Verb: "read", Scope: "pub/link"},
+		{Resource: "fs", Verb: "write", Scope: "other"}, {Resource: "fs", Verb: "read", Scope: "pub/link/**"},
+	}
+	got := p.throughLinks(needs)
+	require.Equal(t, map[string]int{"pub/link": 1, "other": 1}, calls)
+	require.Equal(t, "fs:write:pub/link fs:read:pub/link fs:write:other fs:read:pub/link/** fs:write:priv/key fs:read:priv/key fs:read:priv/key/**", joinCaps(got))
 }

@@ -38,7 +38,9 @@ func checkCapabilities(in *input) Decision {
 		return pass("capabilities.none_needed")
 	}
 	d := pass("capabilities.granted")
-	d.note = "needs " + joinCaps(needs)
+	if in.trace {
+		d.note = "needs " + joinCaps(needs)
+	}
 	return d
 }
 
@@ -51,6 +53,7 @@ func (p Policy) throughLinks(needs []capability.Capability) []capability.Capabil
 		return needs
 	}
 	out := needs
+	var seen resolved
 	for _, n := range needs {
 		if n.Resource != "fs" {
 			continue
@@ -62,7 +65,7 @@ func (p Policy) throughLinks(needs []capability.Capability) []capability.Capabil
 		if capability.HasGlob(path) {
 			continue
 		}
-		real, ok := p.resolve(path)
+		real, ok := seen.resolve(path, p.resolve)
 		if !ok || real == path {
 			continue
 		}
@@ -75,6 +78,32 @@ func (p Policy) throughLinks(needs []capability.Capability) []capability.Capabil
 		out = append(out, capability.Capability{Resource: n.Resource, Verb: n.Verb, Scope: real + sub})
 	}
 	return out
+}
+
+// resolved remembers the paths one decision resolved: a tool that both
+// writes and reads a path (edit_file, move_file's source) needs it
+// resolved once, not once per need (each resolution is system calls).
+type resolved struct {
+	n     int
+	paths [4]struct {
+		path, real string
+		ok         bool
+	}
+}
+
+// resolve is resolve(path), remembered for the first few paths.
+func (r *resolved) resolve(path string, resolve func(string) (string, bool)) (string, bool) {
+	for _, e := range r.paths[:r.n] {
+		if e.path == path {
+			return e.real, e.ok
+		}
+	}
+	real, ok := resolve(path)
+	if r.n < len(r.paths) {
+		r.paths[r.n].path, r.paths[r.n].real, r.paths[r.n].ok = path, real, ok
+		r.n++
+	}
+	return real, ok
 }
 
 // firstCovering returns the index of the first of caps that covers need,

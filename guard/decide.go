@@ -116,26 +116,52 @@ type input struct {
 	// approval is the tool's approval mode for this call: its own, made
 	// stricter by the identity layers.
 	approval ApprovalMode
+	// trace is set when the decision's trace is wanted (Decide): the
+	// checks then also write the details of the checks they passed.
+	trace bool
 }
 
 // check is one step of Decide. It returns a decision whose Outcome is
 // Allow to pass the call on to the next step (its Rule says why), or the
 // decision that ends the call (Deny, NeedsApproval).
-type check struct {
-	name string
-	run  func(in *input) Decision
-}
+type check int
 
-// checks are the guard's steps in the order of SPEC §4.
-var checks = []check{
-	{"tool", checkKnown},
-	{"policy", checkPolicy},
-	{"identity", checkIdentity},
-	{"trust", checkTrust},
-	{"capabilities", checkCapabilities},
-	{"limits", checkLimits},
-	{"arguments", checkArguments},
-	{"approval", checkApproval},
+// The guard's steps in the order of SPEC §4.
+const (
+	stepTool check = iota
+	stepPolicy
+	stepIdentity
+	stepTrust
+	stepCapabilities
+	stepLimits
+	stepArguments
+	stepApproval
+	numChecks
+)
+
+// checkNames are the steps' names in a decision's trace.
+var checkNames = [numChecks]string{"tool", "policy", "identity", "trust", "capabilities", "limits", "arguments", "approval"}
+
+// run runs the step c. The steps are called directly rather than through
+// a table of functions, so that the input stays on Decide's stack.
+func (c check) run(in *input) Decision {
+	switch c {
+	case stepTool:
+		return checkKnown(in)
+	case stepPolicy:
+		return checkPolicy(in)
+	case stepIdentity:
+		return checkIdentity(in)
+	case stepTrust:
+		return checkTrust(in)
+	case stepCapabilities:
+		return checkCapabilities(in)
+	case stepLimits:
+		return checkLimits(in)
+	case stepArguments:
+		return checkArguments(in)
+	}
+	return checkApproval(in)
 }
 
 // Decide runs the guard's checks, in order, over plain data: known and
@@ -144,23 +170,35 @@ var checks = []check{
 // from the argument validator's compiled schemas; the returned Trace lists
 // every check that ran, with its rule.
 func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator) Decision {
-	in := &input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v, layers: call.layers}
+	return decide(call, tool, policy, limits, state, v, true)
+}
+
+// decide is Decide; without trace, the decision has no Trace (the guard's
+// own calls, which only act on the outcome), and every check runs all
+// the same.
+func decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator, trace bool) Decision {
+	in := input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v, layers: call.layers, trace: trace}
 	if tool != nil {
 		in.policy, in.limits, in.approval = narrow(policy, limits, tool.mode(), call.Tool, call.layers)
 	}
-	trace := make([]Step, 0, len(checks))
-	for _, c := range checks {
-		if c.name == "identity" && len(in.layers) == 0 {
+	var steps []Step
+	if trace {
+		steps = make([]Step, 0, numChecks)
+	}
+	for c := range numChecks {
+		if c == stepIdentity && len(in.layers) == 0 {
 			continue // no identities rule applies: nothing to narrow
 		}
-		d := c.run(in)
-		trace = append(trace, Step{Check: c.name, Outcome: d.Outcome, Rule: d.Rule, Detail: d.detail()})
+		d := c.run(&in)
+		if trace {
+			steps = append(steps, Step{Check: checkNames[c], Outcome: d.Outcome, Rule: d.Rule, Detail: d.detail()})
+		}
 		if d.Outcome != Allow {
-			d.Trace = trace
+			d.Trace = steps
 			return d
 		}
 	}
-	return Decision{Outcome: Allow, Rule: "allowed", Trace: trace}
+	return Decision{Outcome: Allow, Rule: "allowed", Trace: steps}
 }
 
 func pass(rule string) Decision { return Decision{Outcome: Allow, Rule: rule} }
@@ -210,7 +248,7 @@ func checkArguments(in *input) Decision {
 		return deny(err.Rule, err)
 	}
 	d := pass("args.valid")
-	if len(in.call.Dropped) > 0 {
+	if in.trace && len(in.call.Dropped) > 0 {
 		d.note = droppedNote(in.call.Dropped)
 	}
 	return d

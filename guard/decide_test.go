@@ -153,6 +153,7 @@ func TestDecide(t *testing.T) {
 			}
 
 			d := Decide(call, info, policy, limits, tt.state, v)
+			requireSameUntraced(t, d, decide(call, info, policy, limits, tt.state, v, false))
 
 			require.Equal(t, tt.wantOutcome, d.Outcome, "decision: %s", d)
 			require.Equal(t, tt.wantRule, d.Rule)
@@ -222,4 +223,14 @@ func TestValidateRejectsCostlyShapes(t *testing.T) {
 			require.Contains(t, []string{"args.number", "args.depth"}, err.Rule)
 		})
 	}
+}
+
+// requireSameUntraced checks that the guard's own decision (no trace,
+// as Admit makes it) is the traced one without its trace: the trace
+// changes what is reported, never what is decided.
+func requireSameUntraced(t *testing.T, traced, untraced Decision) {
+	t.Helper()
+	require.Nil(t, untraced.Trace)
+	traced.Trace, traced.note, untraced.note = nil, "", ""
+	require.Equal(t, traced, untraced)
 }

@@ -150,7 +150,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 func (g *Guard) decideAndCharge(c Charge, call Call, tool *ToolInfo) (Decision, error) {
 	if m, ok := g.usage.(*memStore); ok {
 		u, st, now := m.begin(c)
-		d := Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+		d := decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator, false)
 		m.end(u, c, d, now)
 		return d, nil
 	}
@@ -160,7 +160,7 @@ func (g *Guard) decideAndCharge(c Charge, call Call, tool *ToolInfo) (Decision, 
 // admitShared is decideAndCharge over a shared store.
 func (g *Guard) admitShared(c Charge, call Call, tool *ToolInfo) (Decision, error) {
 	return g.usage.Admit(c, func(st State) Decision {
-		return Decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator)
+		return decide(call, tool, g.cfg.Policy, g.cfg.Limits, st, g.validator, false)
 	})
 }
 

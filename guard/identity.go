@@ -93,7 +93,9 @@ func checkIdentity(in *input) Decision {
 		names = append(names, l.Name)
 	}
 	d := pass("identities.allowed")
-	d.note = fmt.Sprintf("rules %v apply", names)
+	if in.trace {
+		d.note = fmt.Sprintf("rules %v apply", names)
+	}
 	return d
 }
 

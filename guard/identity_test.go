@@ -72,6 +72,7 @@ func TestIdentityLayersOnlyNarrow(t *testing.T) {
 			call := Call{Tool: tt.tool, Identity: tt.identity, Claims: tt.claims, Args: decodeJSON(t, tt.args)}
 			call.layers = layersOf(layers, call)
 			d := Decide(call, &tool, base, Limits{MaxCalls: 10, MaxOutputBytes: 100}, State{Calls: tt.calls}, v)
+			requireSameUntraced(t, d, decide(call, &tool, base, Limits{MaxCalls: 10, MaxOutputBytes: 100}, State{Calls: tt.calls}, v, false))
 			require.Equal(t, tt.outcome, d.Outcome, "%s; trace %+v", d, d.Trace)
 			require.Equal(t, tt.rule, d.Rule)
 		})

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/toolwarden/toolwarden/capability"
@@ -18,26 +19,21 @@ func Needs(tool *ToolInfo, args any) ([]capability.Capability, *toolerr.Error) {
 	m, _ := args.(map[string]any)
 	var out []capability.Capability
 	for _, s := range tool.Capabilities {
-		parts := strings.SplitN(s, ":", 3)
-		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		resource, rest, ok1 := strings.Cut(s, ":")
+		verb, scope, ok2 := strings.Cut(rest, ":")
+		if !ok1 || !ok2 || resource == "" || verb == "" || scope == "" {
 			return nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
 				"tool %q declares a bad capability %q", tool.Name, s).WithRule("capabilities.declared")
 		}
-		c := capability.Capability{Resource: parts[0], Verb: parts[1], Scope: parts[2]}
+		c := capability.Capability{Resource: resource, Verb: verb, Scope: scope}
 		name, subtree, ok := template(c.Scope)
 		if !ok {
 			out = append(out, c)
 			continue
 		}
-		values, terr := templateValues(tool, name, m[name], c.Resource == "fs")
-		if terr != nil {
+		var terr *toolerr.Error
+		if out, terr = appendFilled(out, tool, c, name, subtree, m[name]); terr != nil {
 			return nil, terr
-		}
-		for _, v := range values {
-			if subtree {
-				v = subtreeOf(v)
-			}
-			out = append(out, capability.Capability{Resource: c.Resource, Verb: c.Verb, Scope: v})
 		}
 	}
 	return out, nil
@@ -59,46 +55,64 @@ func subtreeOf(p string) string {
 	return p + "/**"
 }
 
-// templateValues returns the values of argument name. A path argument,
-// or any value that fills an fs scope (fsScope: a declared tool may fill
-// one from a plain string param), is cleaned as a workspace path, so that
-// "docs/../secrets" needs secrets and no lexical trick passes a deny.
-func templateValues(tool *ToolInfo, name string, val any, fsScope bool) ([]string, *toolerr.Error) {
-	isPath := false
-	for _, p := range tool.PathArgs {
-		isPath = isPath || p == name
+// appendFilled appends to out the needs of c, whose scope is the
+// template of argument name, with that argument's value val: one need
+// per value (per element of a list), its subtree when subtree is set.
+func appendFilled(out []capability.Capability, tool *ToolInfo, c capability.Capability, name string, subtree bool, val any) ([]capability.Capability, *toolerr.Error) {
+	fill := func(v string) {
+		if subtree {
+			v = subtreeOf(v)
+		}
+		out = append(out, capability.Capability{Resource: c.Resource, Verb: c.Verb, Scope: v})
 	}
-	var raw []any
+	isPath := slices.Contains(tool.PathArgs, name)
 	switch x := val.(type) {
 	case nil:
 		if isPath {
-			return []string{"."}, nil
+			fill(".")
+			return out, nil
 		}
 	case string:
-		raw = []any{x}
+		v, err := templateValue(tool, name, x, isPath || c.Resource == "fs")
+		if err != nil {
+			return nil, err
+		}
+		fill(v)
+		return out, nil
 	case []any:
-		raw = x
-	}
-	if raw == nil {
-		return nil, templateError(tool, name, "is missing or not a string")
-	}
-	out := make([]string, 0, len(raw))
-	for _, item := range raw {
-		s, ok := item.(string)
-		if !ok || s == "" {
-			return nil, templateError(tool, name, "holds an empty or non-string value")
+		if x == nil {
+			break
 		}
-		if isPath || fsScope {
-			clean, err := workspacepath.Clean(s)
+		for _, item := range x {
+			s, _ := item.(string)
+			v, err := templateValue(tool, name, s, isPath || c.Resource == "fs")
 			if err != nil {
-				te := toolerr.As(err)
-				return nil, toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)
+				return nil, err
 			}
-			s = clean
+			fill(v)
 		}
-		out = append(out, s)
+		return out, nil
 	}
-	return out, nil
+	return nil, templateError(tool, name, "is missing or not a string")
+}
+
+// templateValue checks one value of argument name. A path argument, or
+// any value that fills an fs scope (clean: a declared tool may fill one
+// from a plain string param), is cleaned as a workspace path, so that
+// "docs/../secrets" needs secrets and no lexical trick passes a deny.
+func templateValue(tool *ToolInfo, name, s string, clean bool) (string, *toolerr.Error) {
+	if s == "" {
+		return "", templateError(tool, name, "holds an empty or non-string value")
+	}
+	if !clean {
+		return s, nil
+	}
+	c, err := workspacepath.Clean(s)
+	if err != nil {
+		te := toolerr.As(err)
+		return "", toolerr.New(te.Code, te.Hint, "argument %q: %s", name, te.Message).WithRule(te.Rule)
+	}
+	return c, nil
 }
 
 func templateError(tool *ToolInfo, name, what string) *toolerr.Error {

@@ -3,6 +3,7 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -22,11 +23,11 @@ func capOutput(res *mcp.CallToolResult, max int) (*mcp.CallToolResult, int) {
 	if res == nil {
 		return toolerr.Result(toolerr.New(toolerr.Internal, "", "the tool returned no result")), 0
 	}
-	size, text := measure(res)
+	size := measure(res)
 	if size <= max {
 		return res, size
 	}
-	preview := truncateUTF8(text, max/2) + fmt.Sprintf(TruncationMarker, max/2, size)
+	preview := truncateUTF8(previewText(res), max/2) + fmt.Sprintf(TruncationMarker, max/2, size)
 	e := toolerr.New(toolerr.LimitExceeded,
 		"Ask for less: use offset/limit, a narrower path or pattern, or fewer files per call.",
 		"the tool's output of %d bytes exceeds limits.max_output_bytes_per_call (%d)", size, max).
@@ -36,13 +37,14 @@ func capOutput(res *mcp.CallToolResult, max int) (*mcp.CallToolResult, int) {
 	return out, len(preview)
 }
 
-func measure(res *mcp.CallToolResult) (int, string) {
-	size, text := 0, ""
+// measure returns the size of a result: its text, data and resources,
+// and its structured content's JSON.
+func measure(res *mcp.CallToolResult) int {
+	size := 0
 	for _, c := range res.Content {
 		switch x := c.(type) {
 		case mcp.TextContent:
 			size += len(x.Text)
-			text += x.Text
 		case mcp.ImageContent:
 			size += len(x.Data)
 		case mcp.AudioContent:
@@ -58,11 +60,25 @@ func measure(res *mcp.CallToolResult) (int, string) {
 	if res.StructuredContent != nil {
 		b, _ := structured.JSON(res.StructuredContent)
 		size += len(b)
-		if text == "" {
-			text = string(b)
+	}
+	return size
+}
+
+// previewText is what the preview of a capped result is cut from: its
+// texts, or the structured content's JSON when it has none. It is made
+// only for a result over the cap.
+func previewText(res *mcp.CallToolResult) string {
+	var text strings.Builder
+	for _, c := range res.Content {
+		if x, ok := c.(mcp.TextContent); ok {
+			text.WriteString(x.Text)
 		}
 	}
-	return size, text
+	if text.Len() == 0 && res.StructuredContent != nil {
+		b, _ := structured.JSON(res.StructuredContent)
+		return string(b)
+	}
+	return text.String()
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a rune.

@@ -151,3 +151,22 @@ func TestTruncateUTF8(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCapOutput measures a result under the cap: three texts, and
+// structured content alone.
+func BenchmarkCapOutput(b *testing.B) {
+	texts := &mcp.CallToolResult{Content: []mcp.Content{
+		mcp.NewTextContent(strings.Repeat("a", 4096)), mcp.NewTextContent(strings.Repeat("b", 4096)), mcp.NewTextContent("c"),
+	}}
+	structuredOnly := &mcp.CallToolResult{StructuredContent: map[string]any{"content": strings.Repeat("x", 4096), "lines": 1}}
+	for name, res := range map[string]*mcp.CallToolResult{"texts": texts, "structured": structuredOnly} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, size := capOutput(res, 1<<20); size == 0 {
+					b.Fatal(size)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ package guard
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -32,7 +33,10 @@ type Policy struct {
 	resolve func(string) (string, bool)
 	// secrets are path globs of files no tool may read or write
 	// (WithSecretFiles).
-	secrets []string
+	secrets []fileGlob
+	// allowRules and denyRules are the rule names Match returns for each
+	// glob, made once by NewPolicy rather than on every call.
+	allowRules, denyRules []namedGlob
 }
 
 // WithPathResolver returns p checking fs capabilities on the path each
@@ -51,21 +55,42 @@ func NewPolicy(allow, deny []string) (Policy, error) {
 			return Policy{}, fmt.Errorf("invalid tool-name glob %q", g)
 		}
 	}
-	return Policy{Allow: allow, Deny: deny}, nil
+	return Policy{Allow: allow, Deny: deny, allowRules: ruleNames("allow:", allow), denyRules: ruleNames("deny:", deny)}, nil
+}
+
+// namedGlob is a glob with the name of its rule, such as
+// `allow:"read_file"`.
+type namedGlob struct{ glob, rule string }
+
+func ruleNames(kind string, globs []string) []namedGlob {
+	out := make([]namedGlob, len(globs))
+	for i, g := range globs {
+		out[i] = namedGlob{g, kind + strconv.Quote(g)}
+	}
+	return out
+}
+
+// ruleName is the rule name of glob, the i-th of its list: the one
+// NewPolicy made, or one made now for a policy built otherwise.
+func ruleName(rules []namedGlob, i int, kind, glob string) string {
+	if i < len(rules) && rules[i].glob == glob {
+		return rules[i].rule
+	}
+	return kind + strconv.Quote(glob)
 }
 
 // Match reports whether tool is allowed and names the deciding rule, such as
 // `deny:"write_*"`, `allow:"read_file"` or `default:not_allowlisted`.
 func (p Policy) Match(tool string) (bool, string) {
 	// NewPolicy validated the globs.
-	for _, g := range p.Deny {
+	for i, g := range p.Deny {
 		if nameMatch(g, tool) {
-			return false, fmt.Sprintf("deny:%q", g)
+			return false, ruleName(p.denyRules, i, "deny:", g)
 		}
 	}
-	for _, g := range p.Allow {
+	for i, g := range p.Allow {
 		if nameMatch(g, tool) {
-			return true, fmt.Sprintf("allow:%q", g)
+			return true, ruleName(p.allowRules, i, "allow:", g)
 		}
 	}
 	return false, "default:not_allowlisted"

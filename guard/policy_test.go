@@ -70,6 +70,7 @@ func TestPolicyMatch(t *testing.T) {
 		{name: "first matching deny is named", allow: []string{"*"}, deny: []string{"move_*", "{move,delete}_file"}, tool: "move_file", wantRule: `deny:"move_*"`},
 		{name: "first matching allow is named", allow: []string{"grep_*", "*"}, tool: "grep_files", wantOK: true, wantRule: `allow:"grep_*"`},
 		{name: "case sensitive", allow: []string{"read_file"}, tool: "READ_FILE", wantRule: "default:not_allowlisted"},
+		{name: "quoted as Go quotes", allow: []string{"r\\\"é_*"}, tool: "r\"é_x", wantOK: true, wantRule: `allow:"r\\\"é_*"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +79,22 @@ func TestPolicyMatch(t *testing.T) {
 			ok, rule := p.Match(tt.tool)
 			require.Equal(t, tt.wantOK, ok)
 			require.Equal(t, tt.wantRule, rule)
+			// A policy whose lists were set after NewPolicy, or that
+			// NewPolicy did not build, names the same rules.
+			ok, rule = Policy{Allow: tt.allow, Deny: tt.deny}.Match(tt.tool)
+			require.Equal(t, tt.wantOK, ok)
+			require.Equal(t, tt.wantRule, rule)
 		})
 	}
+}
+
+func TestPolicyMatchNamesAReplacedGlob(t *testing.T) {
+	p, err := NewPolicy([]string{"read_*"}, []string{"write_*"})
+	require.NoError(t, err)
+	p.Allow, p.Deny = []string{"list_*"}, []string{"move_*"}
+	ok, rule := p.Match("list_x")
+	require.True(t, ok)
+	require.Equal(t, `allow:"list_*"`, rule)
+	_, rule = p.Match("move_x")
+	require.Equal(t, `deny:"move_*"`, rule)
 }

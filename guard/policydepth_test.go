@@ -87,6 +87,7 @@ func TestDecidePolicyMatrix(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			call := Call{Tool: tt.tool, Session: "s", Trusted: tt.trusted, Args: decodeJSON(t, tt.args), ArgBytes: int64(len(tt.args))}
 			d := Decide(call, depthTools[tt.tool], tt.policy, tt.limits, tt.state, v)
+			requireSameUntraced(t, d, decide(call, depthTools[tt.tool], tt.policy, tt.limits, tt.state, v, false))
 			require.Equal(t, tt.outcome, d.Outcome, "%s; trace %+v", d, d.Trace)
 			require.Equal(t, tt.rule, d.Rule)
 			require.Equal(t, tt.missing, d.Missing)

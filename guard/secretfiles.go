@@ -22,8 +22,52 @@ func (p Policy) WithSecretFiles(globs []string) (Policy, error) {
 			return Policy{}, fmt.Errorf("invalid secret-file glob %q", g)
 		}
 	}
-	p.secrets = globs
+	p.secrets = make([]fileGlob, len(globs))
+	for i, g := range globs {
+		p.secrets[i] = fileGlob{glob: g, literal: literalOf(g)}
+	}
 	return p, nil
+}
+
+// fileGlob is a path glob with a literal that every path it matches
+// holds, so that most paths skip the glob matcher: a secret-file check
+// runs every glob of the list on every fs call.
+type fileGlob struct{ glob, literal string }
+
+// literalOf returns the longest run of literal characters (no "/", none
+// inside braces) of glob: every path the glob matches contains it. It is
+// "" (every path goes to the matcher) for a glob with a character class
+// or an escape, or whose braces it cannot follow.
+func literalOf(glob string) string {
+	if strings.ContainsAny(glob, `[]\`) {
+		return ""
+	}
+	longest, start, depth := "", 0, 0
+	for i := 0; i <= len(glob); i++ {
+		c := byte('/')
+		if i < len(glob) {
+			c = glob[i]
+		}
+		if depth == 0 && !strings.ContainsRune("/*?{}", rune(c)) {
+			continue
+		}
+		if depth == 0 && i-start > len(longest) {
+			longest = glob[start:i]
+		}
+		switch c {
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth < 0 {
+				return ""
+			}
+		}
+		start = i + 1
+	}
+	if depth != 0 {
+		return ""
+	}
+	return longest
 }
 
 // secretGlob returns the secret-file glob that matches need's path.
@@ -43,10 +87,10 @@ func (p Policy) secretGlob(need capability.Capability) (string, bool) {
 
 // secretFileGlob returns the first of globs that matches the workspace
 // path p.
-func secretFileGlob(globs []string, p string) (string, bool) {
+func secretFileGlob(globs []fileGlob, p string) (string, bool) {
 	for _, g := range globs {
-		if doublestar.MatchUnvalidated(g, p) {
-			return g, true
+		if strings.Contains(p, g.literal) && doublestar.MatchUnvalidated(g.glob, p) {
+			return g.glob, true
 		}
 	}
 	return "", false

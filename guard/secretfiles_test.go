@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"github.com/bmatcuk/doublestar/v4"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,61 @@ func TestSecretFilesThroughLinks(t *testing.T) {
 func TestWithSecretFilesRefusesBadGlob(t *testing.T) {
 	_, err := Policy{}.WithSecretFiles([]string{"[a"})
 	require.Error(t, err)
+}
+
+// defaultSecrets is configs/default.yaml's capabilities.secret_files
+// (the first 30) with a few harder forms.
+var defaultSecrets = []string{
+	"**/.env", "**/.env.local", "**/.env.*.local", "**/.env.{dev,development,prod,production,stage,staging,test,testing,ci}",
+	"**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/*.jks", "**/*.keystore", "**/id_rsa*", "**/id_dsa*",
+	"**/id_ecdsa*", "**/id_ed25519*", "**/.ssh/**", "**/.git/config", "**/.git-credentials", "**/*.kdbx",
+	"**/.aws/credentials", "**/.aws/config", "**/.azure/**", "**/.config/gcloud/**", "**/application_default_credentials.json",
+	"**/.kube/config", "**/.docker/config.json", "**/.netrc", "**/_netrc", "**/.npmrc", "**/.pypirc", "**/.pgpass",
+	"secrets/*", "a{b,{c,d}}e/x?y*z", "**/[ab].txt", `**/\*.lit`, "{x,y}/**/k{1,2}", "**", "*",
+}
+
+func TestLiteralOf(t *testing.T) {
+	for glob, want := range map[string]string{
+		"**/.env": ".env", "**/*.pem": ".pem", "**/.ssh/**": ".ssh", "**/.config/gcloud/**": ".config",
+		"**/.env.{dev,prod}": ".env.", "**/id_rsa*": "id_rsa", "a{b,{c,d}}e/x?y*z": "a", "**/[ab].txt": "",
+		`**/\*.lit`: "", "**": "", "{x,y}/**/k{1,2}": "k", "a{b": "", "a}b": "",
+	} {
+		require.Equal(t, want, literalOf(glob), glob)
+	}
+}
+
+// FuzzSecretFileGlob holds the literal pre-filter to the glob matcher:
+// secretFileGlob names the glob the matcher alone names first, for any
+// path.
+func FuzzSecretFileGlob(f *testing.F) {
+	for _, p := range []string{".env", "a/.env.prod", "x/id_rsa.pub", ".ssh", "home/.ssh/k", "a/.config/gcloud/c.json",
+		"secrets/x", "ace/xqyz", "adde/xay", "b.txt", "*.lit", "y/q/k2", ".", "docs/pem.md"} {
+		f.Add(p)
+	}
+	p, err := Policy{}.WithSecretFiles(defaultSecrets)
+	require.NoError(f, err)
+	f.Fuzz(func(t *testing.T, path string) {
+		want, wantOK := "", false
+		for _, g := range defaultSecrets {
+			if doublestar.MatchUnvalidated(g, path) {
+				want, wantOK = g, true
+				break
+			}
+		}
+		got, ok := secretFileGlob(p.secrets, path)
+		if got != want || ok != wantOK {
+			t.Fatalf("secretFileGlob(%q) = %q %v, the matcher alone: %q %v", path, got, ok, want, wantOK)
+		}
+	})
+}
+
+func BenchmarkSecretFileGlob(b *testing.B) {
+	p, err := Policy{}.WithSecretFiles(defaultSecrets[:30])
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := secretFileGlob(p.secrets, "src/pkg/main.go"); ok {
+			b.Fatal("matched")
+		}
+	}
 }

@@ -20,47 +20,52 @@ import (
 // result always goes back through the guard's output cap and audit.
 func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		call, raw, bad := s.callOf(ctx, req)
-		if bad != nil {
-			return toolerr.Result(s.guard.Refuse(call, bad)), nil
-		}
-		if e := s.late.admit(call.LimitKey()); e != nil {
-			return toolerr.Result(s.guard.Reject(call, e)), nil
-		}
-		// The retry that brings the human's answer (2026-07-28) was charged
-		// when it asked; only the server's own unused, unexpired state for
-		// this very call spares it a second charge. Its audit lines name
-		// the approval request it answers, which is not asked again.
-		answer := s.approval.answered(req, call)
-		call.ApprovalID = answer.approvalID
-		admit := s.guard.Admit
-		if answer.valid() {
-			admit = s.guard.AdmitAnswer
-		}
-		ticket, denial := decide(ctx, admit, call)
-		if denial != nil {
-			s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
-			return toolerr.Result(denial), nil
-		}
-		if ticket.NeedsApproval() {
-			if res := s.awaitApproval(ctx, req, call, ticket, raw, answer); res != nil {
-				return res, nil
-			}
-		}
-		// The handler decodes the very bytes the guard validated, and need
-		// not encode the arguments again.
-		req.Params.RawArguments = raw
-		return s.runTraced(ctx, ticket, call, next, req), nil
+		return s.guardCall(ctx, req, next)
 	}
+}
+
+// guardCall is guardMiddleware's handler with next as an argument, which
+// toolMiddleware calls without a closure more per call.
+func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
+	call, raw, bad := s.callOf(ctx, req)
+	if bad != nil {
+		return toolerr.Result(s.guard.Refuse(call, bad)), nil
+	}
+	if e := s.late.admit(call.LimitKey()); e != nil {
+		return toolerr.Result(s.guard.Reject(call, e)), nil
+	}
+	// The retry that brings the human's answer (2026-07-28) was charged
+	// when it asked; only the server's own unused, unexpired state for
+	// this very call spares it a second charge. Its audit lines name
+	// the approval request it answers, which is not asked again.
+	answer := s.approval.answered(req, call)
+	call.ApprovalID = answer.approvalID
+	admit := s.guard.Admit
+	if answer.valid() {
+		admit = s.guard.AdmitAnswer
+	}
+	ticket, denial := decide(ctx, admit, call)
+	if denial != nil {
+		s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
+		return toolerr.Result(denial), nil
+	}
+	if ticket.NeedsApproval() {
+		if res := s.awaitApproval(ctx, req, call, ticket, raw, answer); res != nil {
+			return res, nil
+		}
+	}
+	// The handler decodes the very bytes the guard validated, and need
+	// not encode the arguments again.
+	req.Params.RawArguments = raw
+	return s.runTraced(ctx, ticket, call, next, req), nil
 }
 
 // toolMiddleware is what mcp-go runs around every tool handler: the guard
 // (in the call's span when tracing is on), then the result made ready for
 // the wire (see structured.ForWire).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	guarded := s.observedGuard(next)
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := guarded(ctx, req)
+		res, err := s.observedCall(ctx, req, next)
 		if res != nil {
 			res.StructuredContent = structured.ForWire(res.StructuredContent)
 		}

@@ -43,15 +43,14 @@ func BuildObserved(ctx context.Context, cfg configs.Config, audit guard.Auditor,
 	return build(ctx, cfg, audit, version, log, obs)
 }
 
-// observedGuard is guardMiddleware inside the span of the whole call
-// when tracing is on. mcp-go applies middleware to each call, so off it
-// is guardMiddleware alone, without a closure more per call.
-func (s *Server) observedGuard(next server.ToolHandlerFunc) server.ToolHandlerFunc {
-	guarded := s.guardMiddleware(next)
+// observedCall is the guarded call of next inside the span of the whole
+// call when tracing is on. mcp-go applies middleware to each call, so off
+// it is guardCall alone, without a closure per call.
+func (s *Server) observedCall(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
 	if !tracing.Enabled() {
-		return guarded
+		return s.guardCall(ctx, req, next)
 	}
-	return tracedCall(guarded)
+	return tracedCall(s.guardMiddleware(next))(ctx, req)
 }
 
 // tracedCall is the span of a whole call, whose parent the client named

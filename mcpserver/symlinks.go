@@ -45,10 +45,14 @@ func noLinks(dir, rel string) (string, bool) {
 	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", false
 	}
-	p := dir
-	for _, name := range strings.Split(clean, "/") {
-		p += string(filepath.Separator) + name
-		info, err := os.Lstat(p)
+	// One string holds the whole path and each component's Lstat takes a
+	// prefix of it, rather than a new string per component.
+	full := dir + string(filepath.Separator) + filepath.FromSlash(clean)
+	for end := len(dir) + 1; end <= len(full); end++ {
+		if end < len(full) && full[end] != filepath.Separator {
+			continue
+		}
+		info, err := os.Lstat(full[:end])
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return clean, true

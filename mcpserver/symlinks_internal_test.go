@@ -42,3 +42,23 @@ func TestLinkResolverFastPathAgreesWithFullWalk(t *testing.T) {
 		require.Equal(t, wantReal, gotReal, "%q", rel)
 	}
 }
+
+// BenchmarkLinkResolver is the guard's symlink check of one path that
+// exists and of one that does not yet, both free of links (the common
+// case, on every fs call).
+func BenchmarkLinkResolver(b *testing.B) {
+	ws := workspaceDir(b.TempDir())
+	require.NoError(b, os.MkdirAll(filepath.Join(ws, "src/pkg"), 0o755))
+	require.NoError(b, os.WriteFile(filepath.Join(ws, "src/pkg/main.go"), nil, 0o644))
+	resolve := linkResolver(ws)
+	for _, rel := range []string{"src/pkg/main.go", "src/new/file.go"} {
+		b.Run(rel, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := resolve(rel); !ok {
+					b.Fatal(rel)
+				}
+			}
+		})
+	}
+}

@@ -49,13 +49,28 @@ func Clean(p string) (string, error) {
 		return "", toolerr.New(toolerr.PathOutsideWorkspace, relativeHint,
 			"path %q climbs out of the workspace with '..'", p).WithRule("path.inside_workspace")
 	}
-	for _, c := range strings.Split(clean, "/") {
-		if len(c) > MaxComponentBytes {
-			return "", toolerr.New(toolerr.PathInvalid, "Shorten the file or directory name.",
-				"a path component is %d bytes long; the limit is %d", len(c), MaxComponentBytes).WithRule("path.component_length")
-		}
+	if n := tooLongComponent(clean); n > 0 {
+		return "", toolerr.New(toolerr.PathInvalid, "Shorten the file or directory name.",
+			"a path component is %d bytes long; the limit is %d", n, MaxComponentBytes).WithRule("path.component_length")
 	}
 	return clean, nil
+}
+
+// tooLongComponent is the length of p's first "/"-separated component
+// longer than MaxComponentBytes, or 0; it does not split p (Clean is on
+// every call's path).
+func tooLongComponent(p string) int {
+	for p != "" {
+		i := strings.IndexByte(p, '/')
+		if i < 0 {
+			i = len(p)
+		}
+		if i > MaxComponentBytes {
+			return i
+		}
+		p = p[min(i+1, len(p)):]
+	}
+	return 0
 }
 
 func checkChars(p string) error {
@@ -72,6 +87,9 @@ func checkChars(p string) error {
 			"path %q contains a backslash; use forward slashes", p).WithRule("path.no_backslash")
 	}
 	for _, r := range p {
+		if r < utf8.RuneSelf && r >= 0x20 && r != 0x7f {
+			continue // printable ASCII, what nearly every path is: none of the below
+		}
 		if r == 0 || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == '\u3164' {
 			return toolerr.New(toolerr.PathInvalid, relativeHint,
 				"path %q contains the control or invisible character %U", p, r).WithRule("path.no_control_chars")

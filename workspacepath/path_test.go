@@ -2,8 +2,11 @@ package workspacepath_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/toolerr"
@@ -144,5 +147,32 @@ func TestCleanRefusesLineAndParagraphSeparators(t *testing.T) {
 	for _, p := range []string{"a\u2028b", "a\u2029b", "\u3164.txt"} {
 		_, err := workspacepath.Clean(p)
 		require.Equal(t, toolerr.PathInvalid, toolerr.CodeOf(err), "%q", p)
+	}
+}
+
+func TestCleanNamesTheFirstTooLongComponent(t *testing.T) {
+	first := strings.Repeat("a", workspacepath.MaxComponentBytes+1)
+	second := strings.Repeat("b", workspacepath.MaxComponentBytes+7)
+	_, err := workspacepath.Clean("ok/" + first + "/" + second)
+	te := requireCode(t, err, toolerr.PathInvalid)
+	require.Contains(t, te.Message, fmt.Sprintf("a path component is %d bytes long", len(first)))
+	_, err = workspacepath.Clean(second)
+	require.Contains(t, requireCode(t, err, toolerr.PathInvalid).Message, fmt.Sprintf("is %d bytes long", len(second)))
+}
+
+// TestCleanASCIIShortcut: the printable ASCII characters Clean lets
+// through without the Unicode tables are exactly those the tables let
+// through.
+func TestCleanASCIIShortcut(t *testing.T) {
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		invisible := r == 0 || unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+		_, err := workspacepath.Clean("dir/a" + string(r) + "b")
+		if invisible {
+			require.Equal(t, "path.no_control_chars", requireCode(t, err, toolerr.PathInvalid).Rule, "%U", r)
+			continue
+		}
+		if err != nil {
+			require.NotEqual(t, "path.no_control_chars", requireCode(t, err, toolerr.PathInvalid).Rule, "%U", r)
+		}
 	}
 }
