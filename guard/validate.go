@@ -24,19 +24,13 @@ type Validator struct {
 	// controlargs.go).
 	props   map[string]map[string]bool
 	control []string
-	// flat holds the schemas plain enough to accept most arguments
-	// without the validator (see flatSchema).
-	flat map[string]*flatSchema
 }
 
 // NewValidator compiles the input schemas, keyed by tool name.
 func NewValidator(schemas map[string]json.RawMessage, pathArgs map[string][]string) (*Validator, error) {
-	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs, props: map[string]map[string]bool{}, flat: map[string]*flatSchema{}}
+	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs, props: map[string]map[string]bool{}}
 	for name, raw := range schemas {
 		v.props[name] = schemaProperties(raw)
-		if f := flatSchemaOf(raw); f != nil {
-			v.flat[name] = f
-		}
 		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
@@ -69,9 +63,7 @@ func (v *Validator) Validate(tool string, args any) *toolerr.Error {
 	if err := checkShape(args, 0); err != nil {
 		return err
 	}
-	if f := v.flat[tool]; f != nil && f.accepts(args) {
-		// The validator would accept these too (flatSchema).
-	} else if err := s.Validate(args); err != nil {
+	if err := s.Validate(args); err != nil {
 		return toolerr.New(toolerr.InvalidSchema, schemaHint, "arguments do not match the input schema: %s",
 			describe(err)).WithRule("args.schema")
 	}
