@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/jsonrpcstrict"
 	"github.com/toolwarden/toolwarden/toolerr"
 )
 
@@ -127,6 +128,9 @@ func needsSession(r *http.Request) (bool, error) {
 	default:
 		return false, nil
 	}
+	if checked, ok := r.Body.(*checkedBody); ok {
+		return checkedNeedsSession(checked.msg), nil
+	}
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var tooLarge *http.MaxBytesError
@@ -149,4 +153,23 @@ func needsSession(r *http.Request) (bool, error) {
 		return false, nil
 	}
 	return true, nil
+}
+
+// checkedNeedsSession is needsSession for a POST whose body strictJSONRPC
+// checked: the same answer from what the check learnt, without reading
+// and decoding the whole body twice more. The check admits only exact
+// member names, once each, and a string method, so its method and kind
+// are what encoding/json reads; params._meta is decoded from the params
+// bytes by encoding/json, as mcp-go does.
+func checkedNeedsSession(m jsonrpcstrict.Message) bool {
+	if m.Method == string(mcp.MethodInitialize) || m.Kind == jsonrpcstrict.Response {
+		return false
+	}
+	var params struct {
+		Meta *mcp.Meta `json:"_meta"`
+	}
+	if m.Params != nil && json.Unmarshal(m.Params, &params) == nil && mcp.IsModernProtocol(params.Meta.ProtocolVersion()) {
+		return false
+	}
+	return true
 }

@@ -29,13 +29,24 @@ func strictJSONRPC(next http.Handler) http.Handler {
 			http.Error(w, "could not read the request body", http.StatusBadRequest)
 			return
 		}
-		if _, err := jsonrpcstrict.Check(body); err != nil {
+		msg, err := jsonrpcstrict.Check(body)
+		if err != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			_, _ = w.Write(err.(*jsonrpcstrict.Error).Response())
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = &checkedBody{Reader: bytes.NewReader(body), msg: msg}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// checkedBody is a POST body strictJSONRPC has checked, with what the
+// check learnt of it, so that the handlers behind need not read and
+// decode it again to tell what it is (see needsSession).
+type checkedBody struct {
+	*bytes.Reader
+	msg jsonrpcstrict.Message
+}
+
+func (*checkedBody) Close() error { return nil }
