@@ -13,10 +13,11 @@ import (
 )
 
 // benchServer is a server over a workspace holding a 4 KiB bench.txt,
-// with a call limit no benchtime reaches.
+// with call and output limits no benchtime reaches.
 func benchServer(b *testing.B) *mcpserver.Built {
 	f := newFixture(b)
 	f.cfg.Limits.MaxCallsPerSession = 1 << 30
+	f.cfg.Limits.MaxOutputBytesPerSession = 1 << 50
 	require.NoError(b, os.WriteFile(f.ws+"/bench.txt", []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644))
 	return f.server(b)
 }
