@@ -42,9 +42,24 @@ type Message struct {
 // nesting only costs the recursive code behind.
 const MaxDepth = 64
 
-// member names a JSON-RPC 2.0 message may carry, and nothing else: an
-// unknown name might be one a lenient decoder folds onto a known one.
-var members = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true, "result": true, "error": true}
+// members are the names a JSON-RPC 2.0 message may carry, and nothing
+// else (an unknown name might be one a lenient decoder folds onto a known
+// one), each a bit of the set of members a message has.
+var members = map[string]memberSet{"jsonrpc": hasJSONRPC, "id": hasID, "method": hasMethod, "params": hasParams, "result": hasResult, "error": hasError}
+
+// memberSet is a set of the members a message has.
+type memberSet uint8
+
+const (
+	hasJSONRPC memberSet = 1 << iota
+	hasID
+	hasMethod
+	hasParams
+	hasResult
+	hasError
+)
+
+func (s memberSet) has(m memberSet) bool { return s&m != 0 }
 
 // Check validates msg, one JSON-RPC 2.0 message. A violation is an *Error
 // carrying the JSON-RPC code and the id to answer with.
@@ -76,17 +91,18 @@ func (c *checker) message(m *Message) error {
 	if _, err := c.dec.ReadToken(); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
+	var seen memberSet
 	for c.dec.PeekKind() != '}' {
 		tok, err := c.dec.ReadToken()
 		if err != nil {
 			return err
 		}
 		name := tok.String()
-		if !members[name] {
+		bit, ok := members[name]
+		if !ok {
 			return invalid("unknown member " + quote(name) + " (member names are exact: jsonrpc, id, method, params, result, error)")
 		}
-		seen[name] = true
+		seen |= bit
 		if err := c.member(name, m); err != nil {
 			return err
 		}
@@ -143,16 +159,16 @@ func (c *checker) member(name string, m *Message) error {
 }
 
 // classify tells the kind of message from its members.
-func classify(m *Message, seen map[string]bool) error {
-	if !seen["jsonrpc"] {
+func classify(m *Message, seen memberSet) error {
+	if !seen.has(hasJSONRPC) {
 		return invalid(`"jsonrpc": "2.0" is missing`)
 	}
-	if seen["method"] {
-		if seen["result"] || seen["error"] {
+	if seen.has(hasMethod) {
+		if seen.has(hasResult) || seen.has(hasError) {
 			return invalid(`a message with "method" carries no "result" or "error"`)
 		}
 		m.Kind = Notification
-		if seen["id"] {
+		if seen.has(hasID) {
 			m.Kind = Request
 		}
 		if m.Kind == Request && string(m.ID) == "null" {
@@ -160,13 +176,13 @@ func classify(m *Message, seen map[string]bool) error {
 		}
 		return nil
 	}
-	if seen["params"] {
+	if seen.has(hasParams) {
 		return invalid(`"params" without "method"`)
 	}
-	if !seen["id"] || seen["result"] == seen["error"] {
+	if !seen.has(hasID) || seen.has(hasResult) == seen.has(hasError) {
 		return invalid(`a message needs "method", or "id" and exactly one of "result" and "error"`)
 	}
-	if seen["result"] && string(m.ID) == "null" {
+	if seen.has(hasResult) && string(m.ID) == "null" {
 		return invalid(`only an error response may carry a null "id"`)
 	}
 	m.Kind = Response
