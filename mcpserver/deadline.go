@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,14 +72,27 @@ const maxIdleHandlers = 64
 // that ignores its deadline keeps its goroutine until it returns; the call
 // does not wait for it either way. Handlers must not leave their goroutine
 // locked to its thread (none calls runtime.LockOSThread).
-func startHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) <-chan handlerReturn {
-	j := &handlerJob{ctx: ctx, next: next, req: req, done: make(chan handlerReturn, 1)}
+func startHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) *handlerJob {
+	j := jobs.Get().(*handlerJob)
+	j.ctx, j.next, j.req = ctx, next, req
 	select {
 	case idleHandlers <- j:
 	default:
 		go serveHandlers(j)
 	}
-	return j.done
+	return j
+}
+
+// jobs recycles the jobs of calls whose handler returned in time.
+var jobs = sync.Pool{New: func() any { return &handlerJob{done: make(chan handlerReturn, 1)} }}
+
+// release recycles j once what its handler returned has been received:
+// its handler goroutine no longer touches it (the send is its last use).
+// The job of a call past its deadline is never released: its handler may
+// still be running.
+func (j *handlerJob) release() {
+	j.ctx, j.next, j.req = nil, nil, mcp.CallToolRequest{}
+	jobs.Put(j)
 }
 
 // serveHandlers runs j, then the handlers startHandler hands it, until

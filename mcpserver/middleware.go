@@ -95,9 +95,10 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 	timeout, rule := s.callDeadline(req.Params.Name, call.Args)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	done := startHandler(ctx, next, req)
+	job := startHandler(ctx, next, req)
 	select {
-	case r := <-done:
+	case r := <-job.done:
+		job.release()
 		return t.Finish(r.res, r.err)
 	case <-ctx.Done():
 	}
@@ -106,7 +107,7 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 		stop = toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
 			"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
 	}
-	return s.late.settle(t, call.LimitKey(), done, stop)
+	return s.late.settle(t, call.LimitKey(), job.done, stop)
 }
 
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept
