@@ -3,6 +3,7 @@ package outfilter
 import (
 	"bytes"
 	"reflect"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -35,7 +36,9 @@ type quietDoc struct {
 // means "not known": raw may still be quiet, or not JSON at all; rep is
 // then untouched.
 func (f *Filter) quietJSON(raw []byte, rep *Report) bool {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(raw), jsonOptions...)
+	d := quietDecoders.Get().(*quietDecoder)
+	defer d.release()
+	dec := d.reset(raw)
 	q := quietDoc{f: f, scratch: Report{checks: rep.checks}}
 	for {
 		switch dec.PeekKind() {
@@ -72,6 +75,33 @@ func (f *Filter) quietJSON(raw []byte, rep *Report) bool {
 			return true
 		}
 	}
+}
+
+// quietDecoder is a decoder reading a document in place, recycled: the
+// quiet path runs on every structured result.
+type quietDecoder struct {
+	buf bytes.Buffer // a *bytes.Buffer is read without a copy
+	dec *jsontext.Decoder
+}
+
+var quietDecoders = sync.Pool{New: func() any {
+	d := &quietDecoder{}
+	d.dec = jsontext.NewDecoder(&d.buf, jsonOptions...)
+	return d
+}}
+
+// reset readies the decoder for raw.
+func (d *quietDecoder) reset(raw []byte) *jsontext.Decoder {
+	d.buf = *bytes.NewBuffer(raw)
+	d.dec.Reset(&d.buf, jsonOptions...)
+	return d.dec
+}
+
+// release drops the document and recycles the decoder.
+func (d *quietDecoder) release() {
+	d.buf = bytes.Buffer{}
+	d.dec.Reset(&d.buf, jsonOptions...)
+	quietDecoders.Put(d)
 }
 
 // str checks one string, quoted form s, the nth item of its container.

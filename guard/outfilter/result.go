@@ -32,10 +32,7 @@ func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, e
 	if err != nil {
 		return nil, rep, err
 	}
-	out.Content = make([]mcp.Content, len(res.Content))
-	for i, c := range res.Content {
-		out.Content[i] = f.content(c, copyOf, &rep)
-	}
+	out.Content = f.contents(res.Content, copyOf, &rep)
 	if rep.checks > MaxChecks {
 		return nil, rep, ErrTooDense
 	}
@@ -114,6 +111,39 @@ func (f *Filter) structured(out *mcp.CallToolResult, rep *Report) (*textCopy, er
 		out.StructuredContent = json.RawMessage(filtered)
 	}
 	return &textCopy{raw: raw, filtered: filtered}, nil
+}
+
+// contents filters each content. When none changed, the result shares
+// cs (capped, so that appending the warning copies it): the common case,
+// one text that is the unchanged structured content's copy, then costs
+// no allocation.
+func (f *Filter) contents(cs []mcp.Content, copyOf *textCopy, rep *Report) []mcp.Content {
+	var out []mcp.Content
+	for i, c := range cs {
+		if out == nil && copyOf.unchangedCopy(c) {
+			continue
+		}
+		if out == nil {
+			out = make([]mcp.Content, len(cs))
+			copy(out, cs[:i])
+		}
+		out[i] = f.content(c, copyOf, rep)
+	}
+	if out == nil {
+		return cs[:len(cs):len(cs)]
+	}
+	return out
+}
+
+// unchangedCopy reports whether c is the structured content's JSON text
+// copy and filtering left that JSON as it was: content would return c.
+func (c *textCopy) unchangedCopy(content mcp.Content) bool {
+	if c == nil || !c.unchanged() {
+		return false
+	}
+	// A *mcp.TextContent goes through content, which hands on a value.
+	x, ok := content.(mcp.TextContent)
+	return ok && x.Text == string(c.raw)
 }
 
 // content filters one content. A text equal to the structured content's
@@ -206,15 +236,31 @@ func quoteAll(ss []string) []string {
 // withMeta copies m and adds the filter's report under MetaKey. Every tool
 // result is labelled untrusted: it is data from outside, never instructions.
 func withMeta(m *mcp.Meta, rep Report) *mcp.Meta {
-	out := &mcp.Meta{AdditionalFields: map[string]any{}}
+	n := 1
+	if m != nil {
+		n += len(m.AdditionalFields)
+	}
+	out := &mcp.Meta{AdditionalFields: make(map[string]any, n)}
 	if m != nil {
 		out.ProgressToken = m.ProgressToken
 		for k, v := range m.AdditionalFields {
 			out.AdditionalFields[k] = v
 		}
 	}
-	out.AdditionalFields[MetaKey] = metaReport{true, rep}
+	out.AdditionalFields[MetaKey] = reportValue(rep)
 	return out
+}
+
+// untrustedOnly is the report of a result the filter found nothing in,
+// made once: an interface holds a copy, which nobody changes.
+var untrustedOnly any = metaReport{Untrusted: true}
+
+// reportValue is rep under MetaKey, untrustedOnly when it says nothing.
+func reportValue(rep Report) any {
+	if rep.Redactions == nil && rep.Stripped == 0 && rep.Controls == 0 && rep.Defanged == 0 && rep.Collapsed == 0 && rep.Warnings == nil {
+		return untrustedOnly
+	}
+	return metaReport{true, rep}
 }
 
 // metaReport is the value under MetaKey.

@@ -48,3 +48,27 @@ func TestStructuredOutputLeavesFilteredOrAsChecked(t *testing.T) {
 	require.NotContains(t, string(wire), awsKey, "nothing of the tool's own value reaches the wire")
 	require.Positive(t, rep.Redacted())
 }
+
+// A result the filter leaves as it was shares its contents with the
+// tool's result without letting an append reach them, and a text given
+// as a pointer still leaves as a value.
+func TestCleanResultContents(t *testing.T) {
+	f, err := New(Options{Redact: true, StripInvisible: true})
+	require.NoError(t, err)
+	o, err := structured.New(readOut{Path: "a.txt", Content: "plain text\n"})
+	require.NoError(t, err)
+	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(o.JSON))}, StructuredContent: o}
+	out, _, err := f.Result(res)
+	require.NoError(t, err)
+	require.Equal(t, res.Content, out.Content)
+	grown := append(out.Content, mcp.NewTextContent("appended"))
+	require.Len(t, res.Content, 1)
+	require.Equal(t, "appended", grown[1].(mcp.TextContent).Text)
+	require.Equal(t, string(o.JSON), res.Content[0].(mcp.TextContent).Text, "the tool's result is untouched")
+
+	text := mcp.NewTextContent(string(o.JSON))
+	res.Content = []mcp.Content{&text}
+	out, _, err = f.Result(res)
+	require.NoError(t, err)
+	require.IsType(t, mcp.TextContent{}, out.Content[0])
+}
