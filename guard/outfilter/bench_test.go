@@ -72,16 +72,7 @@ func BenchmarkTextResult1MiB(b *testing.B) {
 func BenchmarkResult1MiB(b *testing.B) {
 	f := newFilter(b)
 	raw, _ := json.Marshal(map[string]any{"path": "big.txt", "content": mixedText(), "size": 1 << 20})
-	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	cpu := startCPU()
-	for b.Loop() {
-		if _, _, err := f.Result(res); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu.report(b)
+	benchJSONResult(b, f, raw)
 }
 
 // cpuClock reports the process's CPU time per op (user + system, GC
@@ -108,16 +99,7 @@ func (c cpuClock) report(b *testing.B) {
 func BenchmarkBase64Result1MiB(b *testing.B) {
 	f := newFilter(b)
 	raw, _ := json.Marshal(map[string]any{"name": "big.txt", "encoding": "base64", "content": base64.StdEncoding.EncodeToString([]byte(mixedText())), "size": 1 << 20})
-	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	cpu := startCPU()
-	for b.Loop() {
-		if _, _, err := f.Result(res); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu.report(b)
+	benchJSONResult(b, f, raw)
 }
 
 // BenchmarkResult4KiB filters a read_file-shaped result of a 4 KiB file
@@ -126,16 +108,7 @@ func BenchmarkBase64Result1MiB(b *testing.B) {
 func BenchmarkResult4KiB(b *testing.B) {
 	f := newFilter(b)
 	raw, _ := json.Marshal(map[string]any{"path": "bench.txt", "content": strings.Repeat("0123456789abcdef\n", 241), "size": 4097, "lines": 241})
-	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	cpu := startCPU()
-	for b.Loop() {
-		if _, _, err := f.Result(res); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu.report(b)
+	benchJSONResult(b, f, raw)
 }
 
 // BenchmarkResult4KiBBase64 is BenchmarkResult4KiB with the file
@@ -144,16 +117,7 @@ func BenchmarkResult4KiB(b *testing.B) {
 func BenchmarkResult4KiBBase64(b *testing.B) {
 	f := newFilter(b)
 	raw, _ := json.Marshal(map[string]any{"path": "bench.txt", "content": base64.StdEncoding.EncodeToString(randomBytes(7, 3072)), "size": 4096, "lines": 1})
-	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
-	b.SetBytes(int64(len(raw)))
-	b.ReportAllocs()
-	cpu := startCPU()
-	for b.Loop() {
-		if _, _, err := f.Result(res); err != nil {
-			b.Fatal(err)
-		}
-	}
-	cpu.report(b)
+	benchJSONResult(b, f, raw)
 }
 
 // BenchmarkResult4KiBSource is BenchmarkResult4KiB with Go source (the
@@ -166,6 +130,12 @@ func BenchmarkResult4KiBSource(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw, _ := json.Marshal(map[string]any{"path": "text.go", "content": string(src[:min(len(src), 4096)]), "size": 4096})
+	benchJSONResult(b, f, raw)
+}
+
+// benchJSONResult filters, per op, a result holding raw as its structured
+// content and as the JSON text copy beside it, as tools return them.
+func benchJSONResult(b *testing.B, f *Filter, raw []byte) {
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(raw))}, StructuredContent: json.RawMessage(raw)}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
