@@ -144,6 +144,14 @@ func (r *Report) spend() bool {
 	return r.checks <= MaxChecks
 }
 
+// quiet reports whether r says nothing: no redaction, removal, warning or
+// other finding (the rule checks it cost are not a finding). A field added
+// to Report must be added here: TestReportQuiet sets each in turn.
+func (r Report) quiet() bool {
+	return len(r.Redactions) == 0 && r.Stripped == 0 && r.Controls == 0 && r.Defanged == 0 &&
+		r.Collapsed == 0 && len(r.Warnings) == 0
+}
+
 // Redacted is the total number of redactions.
 func (r Report) Redacted() int {
 	n := 0

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -123,4 +124,30 @@ func FuzzQuietAgreesWithFullPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		requireQuietAgrees(t, flt, doc)
 	})
+}
+
+// TestReportQuiet: a report with any exported field set says something;
+// the rule checks alone do not.
+func TestReportQuiet(t *testing.T) {
+	require.True(t, Report{checks: 7}.quiet())
+	typ := reflect.TypeFor[Report]()
+	for i := range typ.NumField() {
+		field := typ.Field(i)
+		if !field.IsExported() {
+			continue
+		}
+		var r Report
+		v := reflect.ValueOf(&r).Elem().Field(i)
+		switch v.Kind() {
+		case reflect.Int:
+			v.SetInt(1)
+		case reflect.Map:
+			v.Set(reflect.ValueOf(map[string]int{"rule": 1}))
+		case reflect.Slice:
+			v.Set(reflect.ValueOf([]string{"warning"}))
+		default:
+			t.Fatalf("Report.%s is a %s: teach quiet and this test about it", field.Name, v.Kind())
+		}
+		require.False(t, r.quiet(), "Report.%s set", field.Name)
+	}
 }

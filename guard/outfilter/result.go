@@ -257,7 +257,7 @@ var untrustedOnly any = metaReport{Untrusted: true}
 
 // reportValue is rep under MetaKey, untrustedOnly when it says nothing.
 func reportValue(rep Report) any {
-	if rep.Redactions == nil && rep.Stripped == 0 && rep.Controls == 0 && rep.Defanged == 0 && rep.Collapsed == 0 && rep.Warnings == nil {
+	if rep.quiet() {
 		return untrustedOnly
 	}
 	return metaReport{true, rep}
