@@ -19,12 +19,18 @@ import (
 // ServeStdio serves MCP on in/out until in closes or ctx is done. Logs go
 // to errOut; out carries only protocol messages. Every line is checked
 // strictly and requests before initialize are refused (stdiostrict.go)
-// before mcp-go reads them.
+// before mcp-go reads them; tools/call requests are served by stdioCalls.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
 	gate := newStdioGate(out)
+	errLog := log.New(errOut, "toolwarden stdio: ", log.LstdFlags)
 	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(log.New(errOut, "toolwarden stdio: ", log.LstdFlags))
-	err := stdio.Listen(ctx, newStdioFilter(newLineLimitReader(in, MaxStdioLineBytes), gate), gate)
+	stdio.SetErrorLogger(errLog)
+	calls := newStdioCalls(s.mcp, gate, errLog)
+	stdio.SetContextFunc(calls.sessionContext)
+	filter := newStdioFilter(newLineLimitReader(in, MaxStdioLineBytes), gate)
+	filter.calls = calls
+	err := stdio.Listen(ctx, filter, gate)
+	calls.close()
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}

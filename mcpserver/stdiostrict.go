@@ -22,6 +22,8 @@ type stdioFilter struct {
 	err     error
 	// answered is closed once the initialize passed on has its answer.
 	answered <-chan struct{}
+	// calls serves the tools/call requests passed on, when set.
+	calls *stdioCalls
 }
 
 func newStdioFilter(in io.Reader, gate *stdioGate) *stdioFilter {
@@ -102,11 +104,15 @@ func (f *stdioFilter) admit(line []byte) []byte {
 
 // passOn returns line for mcp-go, noting a request among those to answer
 // before the end of input is passed on, and a response as the client's
-// answer to the server.
+// answer to the server. A tools/call request goes to calls instead.
 func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 	switch m.Kind {
 	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
+		if f.calls != nil && m.Method == string(mcp.MethodToolsCall) {
+			f.calls.serve(line)
+			return nil
+		}
 	case jsonrpcstrict.Response:
 		f.gate.pending.replied(m.ID)
 	}
