@@ -40,15 +40,26 @@ func BenchmarkReadFile4KiBInProcess(b *testing.B) {
 }
 
 // BenchmarkReadFile4KiBServerSide measures the server's share of a 4 KiB
-// read_file: one JSON-RPC message in, the response out, without a client.
+// read_file: one JSON-RPC message in, the response out (json.Marshal, as
+// bare mcp-go's benchmark of the same name), without a client.
 func BenchmarkReadFile4KiBServerSide(b *testing.B) {
+	benchReadFile4KiB(b, func(m mcp.JSONRPCMessage) ([]byte, error) { return json.Marshal(m) })
+}
+
+// BenchmarkReadFile4KiBServerSideStdioEncoding is the same with the
+// response encoded as toolwarden's stdio transport writes it (one pass).
+func BenchmarkReadFile4KiBServerSideStdioEncoding(b *testing.B) {
+	benchReadFile4KiB(b, mcpserver.EncodeAnswer)
+}
+
+func benchReadFile4KiB(b *testing.B, encode func(mcp.JSONRPCMessage) ([]byte, error)) {
 	srv := benchServer(b)
 	ctx := context.Background()
 	srv.MCP().HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"bench.txt"}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		out, err := json.Marshal(srv.MCP().HandleMessage(ctx, msg))
+		out, err := encode(srv.MCP().HandleMessage(ctx, msg))
 		if err != nil || !strings.Contains(string(out), "0123456789abcdef") || strings.Contains(string(out), `"isError":true`) {
 			b.Fatalf("bad response %.300s", out)
 		}

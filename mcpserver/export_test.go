@@ -9,3 +9,6 @@ func SetIdleConnTimeout(d time.Duration) func() {
 	idleConnTimeout = d
 	return func() { idleConnTimeout = old }
 }
+
+// EncodeAnswer is how stdio writes an answer (stdioCalls), for benchmarks.
+var EncodeAnswer = encodeAnswer
