@@ -2,8 +2,10 @@ package mcpserver_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -101,4 +103,39 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 	require.NoError(t, p.in.Close())
 	require.NoError(t, <-p.done)
 	require.NoFileExists(t, filepath.Join(f.ws, "new.txt"))
+}
+
+// TestStdioCallsFlood: a client that pipes in far more tools/call requests
+// than the workers and their queue hold (5 and 100) gets each answered
+// once: the overflow is served on the reading goroutine, which holds the
+// next line back, as mcp-go's stdio server did.
+func TestStdioCallsFlood(t *testing.T) {
+	f := newFixture(t)
+	b := f.server(t)
+	var in strings.Builder
+	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	const calls = 400
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`+"\n", i)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, b.ServeStdio(ctx, strings.NewReader(in.String()), &out, io.Discard))
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		if string(m.ID) != "0" {
+			require.Contains(t, line, "hello from toolwarden", "every call answered with the file")
+		}
+		seen[string(m.ID)]++
+	}
+	require.Len(t, seen, calls+1, "one answer per request")
+	for id, n := range seen {
+		require.Equal(t, 1, n, "request %s answered once", id)
+	}
 }
