@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -142,16 +143,36 @@ func encodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := json.Marshal(resp.ID)
-	if err != nil {
+	b := make([]byte, 0, len(body)+64)
+	b = append(b, `{"jsonrpc":`...)
+	if b, err = appendJSON(b, resp.JSONRPC); err != nil {
 		return nil, err
 	}
-	jsonrpc, err := json.Marshal(resp.JSONRPC)
-	if err != nil {
+	b = append(b, `,"id":`...)
+	if b, err = appendID(b, resp.ID); err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(body)+len(id)+len(jsonrpc)+len(`{"jsonrpc":,"id":,"result":}`)+1)
-	b = append(append(append(b, `{"jsonrpc":`...), jsonrpc...), `,"id":`...)
-	b = append(append(append(b, id...), `,"result":`...), body...)
+	b = append(append(b, `,"result":`...), body...)
 	return append(b, '}'), nil
+}
+
+// appendJSON appends json.Marshal(v): for the version, "2.0" as it is.
+func appendJSON(b []byte, v string) ([]byte, error) {
+	if v == mcp.JSONRPC_VERSION {
+		return append(b, `"2.0"`...), nil
+	}
+	m, err := json.Marshal(v)
+	return append(b, m...), err
+}
+
+// appendID appends json.Marshal(id): an integer id as its digits.
+func appendID(b []byte, id mcp.RequestId) ([]byte, error) {
+	switch v := id.Value().(type) {
+	case int64:
+		return strconv.AppendInt(b, v, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(v), 10), nil
+	}
+	m, err := json.Marshal(id)
+	return append(b, m...), err
 }

@@ -30,7 +30,7 @@ func TestEncodeAnswerSameAsMarshal(t *testing.T) {
 		mcp.InitializeResult{ProtocolVersion: "2025-11-25", ServerInfo: mcp.Implementation{Name: "t&t"}},
 		map[string]any{"k": "<v>"},
 	}
-	ids := []any{1, int64(-7), "a<b>", "s\u2028", nil}
+	ids := []any{1, int64(-7), int64(1) << 62, 2.5, "a<b>", "s\u2028", nil}
 	for _, id := range ids {
 		for _, r := range results {
 			msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), r)
@@ -40,9 +40,14 @@ func TestEncodeAnswerSameAsMarshal(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, string(want), string(got), "id %v, result %T", id, r)
 		}
+		odd := mcp.JSONRPCResponse{JSONRPC: "1<0", ID: mcp.NewRequestId(id), Result: full}
+		want, _ := json.Marshal(odd)
+		got, err := encodeAnswer(odd)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "another version string")
 		errMsg := mcp.NewJSONRPCError(mcp.NewRequestId(id), mcp.INTERNAL_ERROR, "<boom>", nil)
-		want, _ := json.Marshal(errMsg)
-		got, err := encodeAnswer(errMsg)
+		want, _ = json.Marshal(errMsg)
+		got, err = encodeAnswer(errMsg)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 	}
