@@ -28,6 +28,7 @@ type quietDoc struct {
 	value   walker // the automaton's state after `"name": "`, for the value that follows
 	scratch Report // what member reported on the strings it was asked about
 	buf     []byte // for unquoting
+	quote   []byte // a string's quoted form with its quotes, for unquoting
 }
 
 // quietJSON reports whether JSON(raw, rep) would return raw itself and add
@@ -134,10 +135,13 @@ func (q *quietDoc) str(s []byte, n int64) bool {
 // member runs the full path's member on the string whose quoted form is s
 // and reports whether it changed and reported nothing.
 func (q *quietDoc) member(name string, s []byte) bool {
-	text := string(s)
+	var text string
 	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
-		q.buf, _ = jsontext.AppendUnquote(q.buf[:0], quoted(s)) // invalid UTF-8 becomes U+FFFD, as in readTokens
+		q.quote = append(append(append(q.quote[:0], '"'), s...), '"')
+		q.buf, _ = jsontext.AppendUnquote(q.buf[:0], q.quote) // invalid UTF-8 becomes U+FFFD, as in readTokens
 		text = string(q.buf)
+	} else {
+		text = string(s)
 	}
 	out := q.f.member(name, text, &q.scratch)
 	return out == text && q.scratch.quiet()
