@@ -123,7 +123,7 @@ func (q *quietDoc) str(s []byte, n int64) bool {
 		return true
 	case inObject: // a member's value
 		if q.value.hit || !f.quietString(s, q.value, true) {
-			name, _ := jsontext.AppendUnquote(nil, quoted(q.name))
+			name, _ := jsontext.AppendUnquote(nil, quoted(nil, q.name))
 			return q.member(string(name), s)
 		}
 		return true
@@ -137,7 +137,7 @@ func (q *quietDoc) str(s []byte, n int64) bool {
 func (q *quietDoc) member(name string, s []byte) bool {
 	var text string
 	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
-		q.quote = append(append(append(q.quote[:0], '"'), s...), '"')
+		q.quote = quoted(q.quote, s)
 		q.buf, _ = jsontext.AppendUnquote(q.buf[:0], q.quote) // invalid UTF-8 becomes U+FFFD, as in readTokens
 		text = string(q.buf)
 	} else {
@@ -147,9 +147,10 @@ func (q *quietDoc) member(name string, s []byte) bool {
 	return out == text && q.scratch.quiet()
 }
 
-// quoted puts the quotes back around a string's quoted form.
-func quoted(s []byte) []byte {
-	return append(append(append(make([]byte, 0, len(s)+2), '"'), s...), '"')
+// quoted puts the quotes back around a string's quoted form, in dst's
+// array when it is large enough.
+func quoted(dst, s []byte) []byte {
+	return append(append(append(dst[:0], '"'), s...), '"')
 }
 
 // quietString reports whether the string whose quoted form (without the
