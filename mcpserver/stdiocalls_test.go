@@ -1,17 +1,11 @@
 package mcpserver_test
 
 import (
-	"bufio"
-	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard"
@@ -20,47 +14,6 @@ import (
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/fs"
 )
-
-// stdioPeer drives ServeStdio over pipes, a line at a time.
-type stdioPeer struct {
-	t    *testing.T
-	in   *io.PipeWriter
-	out  *bufio.Scanner
-	done chan error
-}
-
-func serveStdioPipes(t *testing.T, s *mcpserver.Server) *stdioPeer {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	p := &stdioPeer{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
-	p.out.Buffer(make([]byte, 0, 1<<20), 1<<20)
-	go func() {
-		err := s.ServeStdio(ctx, inR, outW, io.Discard)
-		outW.Close()
-		p.done <- err
-	}()
-	t.Cleanup(func() { cancel(); inW.Close() })
-	return p
-}
-
-func (p *stdioPeer) send(line string) {
-	p.t.Helper()
-	_, err := io.WriteString(p.in, line+"\n")
-	require.NoError(p.t, err)
-}
-
-// next is the id and the whole of the next message out.
-func (p *stdioPeer) next() (string, string) {
-	p.t.Helper()
-	require.True(p.t, p.out.Scan(), "a message out: %v", p.out.Err())
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	require.NoError(p.t, json.Unmarshal(p.out.Bytes(), &m))
-	return string(m.ID), p.out.Text()
-}
 
 // TestStdioCallsSideBySideAndCancelled: tools/call requests over stdio
 // (served by stdioCalls, not mcp-go's stdio server) run side by side, a
@@ -84,24 +37,22 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 	t.Cleanup(func() { log.Close() })
 	g, err := mcpserver.NewGuard(f.cfg, set, log)
 	require.NoError(t, err)
-	p := serveStdioPipes(t, mcpserver.New(g, set, "test", slog.New(slog.DiscardHandler)))
+	c := serveStdioOn(t, mcpserver.New(g, set, "test", slog.New(slog.DiscardHandler)))
 
-	p.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	id, _ := p.next()
-	require.Equal(t, "0", id)
-	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	p.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"write_file","arguments":{"path":"new.txt","content":"x"}}}`)
-	p.send(`{"jsonrpc":"2.0","id":"fast","method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`)
-	id, msg := p.next()
-	require.Equal(t, `"fast"`, id, "the fast call is answered while the slow one runs")
-	require.Contains(t, msg, "hello from toolwarden")
+	r := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	require.Equal(t, "0", string(r.ID))
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"write_file","arguments":{"path":"new.txt","content":"x"}}}`)
+	r = c.roundTrip(`{"jsonrpc":"2.0","id":"fast","method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`)
+	require.Equal(t, `"fast"`, string(r.ID), "the fast call is answered while the slow one runs")
+	require.Contains(t, string(r.Result), "hello from toolwarden")
 
-	p.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
-	id, msg = p.next()
-	require.Equal(t, `"slow"`, id)
-	require.True(t, strings.Contains(msg, "cancel"), "the slow call ends cancelled: %s", msg)
-	require.NoError(t, p.in.Close())
-	require.NoError(t, <-p.done)
+	r = c.roundTrip(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
+	require.Equal(t, `"slow"`, string(r.ID))
+	require.Contains(t, string(r.Result), "cancel", "the slow call ends cancelled")
+	require.NoError(t, c.in.Close())
+	<-c.ended
+	require.NoError(t, c.err)
 	require.NoFileExists(t, filepath.Join(f.ws, "new.txt"))
 }
 
@@ -111,31 +62,18 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 // next line back, as mcp-go's stdio server did.
 func TestStdioCallsFlood(t *testing.T) {
 	f := newFixture(t)
-	b := f.server(t)
 	var in strings.Builder
-	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
-	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+	in.WriteString(stdioHandshake)
 	const calls = 400
 	for i := 1; i <= calls; i++ {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`+"\n", i)
 	}
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, b.ServeStdio(ctx, strings.NewReader(in.String()), &out, io.Discard))
-	seen := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m struct {
-			ID json.RawMessage `json:"id"`
+	answers := pipeStdio(t, f.server(t), in.String())
+	require.Len(t, answers, calls+1, "one answer per request")
+	for id, lines := range answers {
+		require.Len(t, lines, 1, "request %s answered once", id)
+		if id != "0" {
+			require.Contains(t, lines[0], "hello from toolwarden", "every call answered with the file")
 		}
-		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
-		if string(m.ID) != "0" {
-			require.Contains(t, line, "hello from toolwarden", "every call answered with the file")
-		}
-		seen[string(m.ID)]++
-	}
-	require.Len(t, seen, calls+1, "one answer per request")
-	for id, n := range seen {
-		require.Equal(t, 1, n, "request %s answered once", id)
 	}
 }

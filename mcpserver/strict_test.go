@@ -53,42 +53,68 @@ type stdioConn struct {
 	t   *testing.T
 	in  *io.PipeWriter
 	out *bufio.Scanner
+	// ended is closed once ServeStdio has returned err.
+	ended chan struct{}
+	err   error
 }
 
-func serveStdio(t *testing.T) *stdioConn {
-	b := newFixture(t).server(t)
+func serveStdio(t *testing.T) *stdioConn { return serveStdioOn(t, newFixture(t).server(t)) }
+
+// stdioServer is a built server or a bare mcpserver.Server.
+type stdioServer interface {
+	ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error
+}
+
+// serveStdioOn runs s's ServeStdio over pipes until the test ends or the
+// input is closed.
+func serveStdioOn(t *testing.T, s stdioServer) *stdioConn {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- b.ServeStdio(ctx, inR, outW, io.Discard) }()
+	c := &stdioConn{t: t, in: inW, ended: make(chan struct{})}
+	go func() {
+		c.err = s.ServeStdio(ctx, inR, outW, io.Discard)
+		outW.Close()
+		close(c.ended)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		inW.Close()
 		go func() { _, _ = io.Copy(io.Discard, outR) }()
 		select {
-		case <-done:
+		case <-c.ended:
 		case <-time.After(10 * time.Second):
 			t.Error("ServeStdio did not return")
 		}
 	})
-	sc := bufio.NewScanner(outR)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	return &stdioConn{t: t, in: inW, out: sc}
+	c.out = bufio.NewScanner(outR)
+	c.out.Buffer(make([]byte, 1<<20), 16<<20)
+	return c
 }
 
 // roundTrip sends one line and returns the next line the server writes.
 func (c *stdioConn) roundTrip(line string) rpcReply {
 	c.t.Helper()
+	c.send(line)
+	return c.next(line)
+}
+
+func (c *stdioConn) send(line string) {
+	c.t.Helper()
 	_, err := io.WriteString(c.in, line+"\n")
 	require.NoError(c.t, err)
+}
+
+// next returns the next line the server writes, awaited after what.
+func (c *stdioConn) next(what string) rpcReply {
+	c.t.Helper()
 	got := make(chan bool, 1)
 	go func() { got <- c.out.Scan() }()
 	select {
 	case ok := <-got:
 		require.True(c.t, ok, "stdout closed")
 	case <-time.After(20 * time.Second):
-		c.t.Fatalf("no answer to %.200s", line)
+		c.t.Fatalf("no answer to %.200s", what)
 	}
 	var r rpcReply
 	require.NoError(c.t, json.Unmarshal(c.out.Bytes(), &r), c.out.Text())
