@@ -55,7 +55,54 @@ func anchoredForm(id, expr string, keywords []string) *anchored {
 	case id == "jwt" && strings.HasPrefix(expr, jwtPrefix):
 		return &anchored{re: regexp.MustCompile(`^(?:` + strings.TrimPrefix(expr, `\b`) + `)`), boundary: true, unbounded: true}
 	}
-	return literalForm(expr, keywords)
+	if a := literalForm(expr, keywords); a != nil {
+		return a
+	}
+	return semiGenericForm(expr, keywords)
+}
+
+// semiGenericForm is the anchored form of a rule gitleaks builds with
+// GenerateSemiGenericRegex: one or two lazy [\w.-]{0,50}? prefixes, then
+// the service's names (jfrog|artifactory|bintray|xray), an assignment
+// and the secret. Like the generic rule's, such an expression costs Go's
+// NFA about 0.5 µs a byte of window (a 772-byte window ~370 µs), and
+// random base64 meets a four-letter name in about one read in ten; every
+// match's names part begins at a keyword hit, so the rest of the
+// expression runs anchored there and the match start goes back over the
+// [\w.-] bytes the prefixes may take. A rule whose names do not begin
+// with its keywords (lob's keywords are in its secret) keeps the windows.
+func semiGenericForm(expr string, keywords []string) *anchored {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil || re.Op != syntax.OpConcat {
+		return nil // a top-level alternation: a branch may lack the prefix
+	}
+	lead, subs := 0, re.Sub
+	for len(subs) > 1 && namePrefix(subs[0]) {
+		lead, subs = lead+subs[0].Max, subs[1:]
+	}
+	rest := &syntax.Regexp{Op: syntax.OpConcat, Sub: subs}
+	if lead == 0 || !startsWithKeyword(rest, keywords) {
+		return nil
+	}
+	n, bounded := maxLen(rest)
+	return &anchored{re: regexp.MustCompile(`^(?:` + rest.String() + `)`), lead: lead, unbounded: !bounded || n+1 >= shortSpan}
+}
+
+// namePrefix reports whether re is [\w.-]{0,50}?, case-folded or not.
+func namePrefix(re *syntax.Regexp) bool {
+	return re.Op == syntax.OpRepeat && re.Min == 0 && re.Max == 50 && re.Flags&syntax.NonGreedy != 0 &&
+		re.Sub[0].Op == syntax.OpCharClass && (slices.Equal(re.Sub[0].Rune, nameClass) || slices.Equal(re.Sub[0].Rune, nameClassFolded))
+}
+
+// The rune ranges of [\w.-] and (?i)[\w.-] (which adds ſ and the Kelvin sign).
+var nameClass, nameClassFolded = classOf(`[\w.-]`), classOf(`(?i)[\w.-]`)
+
+func classOf(expr string) []rune {
+	re, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil || re.Op != syntax.OpCharClass {
+		panic("outfilter: not a character class: " + expr)
+	}
+	return re.Rune
 }
 
 // literalForm is the anchored form of a rule whose every match begins with
@@ -96,8 +143,12 @@ func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
 	return len(starts) > 0
 }
 
-// maxStarts bounds the texts literalStarts collects.
-const maxStarts = 64
+// maxStarts bounds the texts literalStarts collects, maxClass the
+// characters of a class it spells out.
+const (
+	maxStarts = 64
+	maxClass  = 4
+)
 
 // literalStarts returns texts one of which every match of re begins with
 // (none when some match may begin otherwise), and whether they are the
@@ -109,6 +160,21 @@ func literalStarts(re *syntax.Regexp) (starts []string, whole bool) {
 		return []string{string(re.Rune)}, true
 	case syntax.OpCapture:
 		return literalStarts(re.Sub[0])
+	case syntax.OpCharClass: // a small class: [Ss], [_-]
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(starts) == maxClass {
+					return nil, false
+				}
+				starts = append(starts, string(r))
+			}
+		}
+		return starts, true
+	case syntax.OpQuest: // linked[_-]?in
+		if starts, whole = literalStarts(re.Sub[0]); len(starts) == 0 {
+			return nil, false
+		}
+		return append(starts, ""), whole
 	case syntax.OpAlternate:
 		whole = true
 		for _, sub := range re.Sub {

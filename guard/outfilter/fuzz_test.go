@@ -3,6 +3,7 @@ package outfilter
 import (
 	"encoding/base64"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -90,6 +91,33 @@ func FuzzBase64(f *testing.F) {
 			}
 			if utf8.ValidString(text) && !utf8.Valid(b) {
 				t.Fatalf("%q became invalid UTF-8: %q", text, b)
+			}
+		}
+	})
+}
+
+// FuzzScanMissesNothing: the keyword windows and the anchored forms
+// (literalForm, semiGenericForm and the generic rule's) find every secret
+// that the rules, run plainly over the whole text, find.
+func FuzzScanMissesNothing(f *testing.F) {
+	for _, s := range fakesecret.All(53) {
+		f.Add(s.Line)
+	}
+	f.Add("jfrog.artifactory_xray-key = \"" + strings.Repeat("a1", 40) + "\"\n")
+	f.Add(strings.Repeat("x.", 40) + "SUMO_ID: su" + strings.Repeat("Z9", 6) + ";")
+	f.Add("linked-in client " + strings.Repeat("0", 14) + " linkedin_secret => " + strings.Repeat("f", 16))
+	flt := newFilter(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		var rep Report
+		got := flt.scan(s, 0, len(s), &rep)
+		if rep.checks > MaxChecks {
+			return
+		}
+		key := func(sp span) string { return sp.rule + ":" + s[sp.start:sp.end] }
+		found := dedupe(got, key)
+		for _, want := range dedupe(plainSpans(flt, s), key) {
+			if !slices.Contains(found, want) {
+				t.Fatalf("missed %q in %q", want, s)
 			}
 		}
 	})
