@@ -35,6 +35,10 @@ type anchored struct {
 	// end (the JWT's segments have no maximum: an x5c header is KiBs), so
 	// a miss in the short span is tried again on the long one.
 	unbounded bool
+	// long: a match may outlast the short span and the expression has
+	// lesser matches that end sooner (curl's `.*?` over lines), which a
+	// short span would pick instead: it runs on the long span at once.
+	long bool
 }
 
 const (
@@ -114,20 +118,20 @@ func classOf(expr string) []rune {
 // of such a rule can only match where the automaton reported a keyword,
 // so the expression runs anchored there instead: Vault's keyword "s." is
 // in every other line of Go code, and its windows cost ~75 µs per 4 KiB.
-// Only rules whose matches are shorter than shortSpan qualify: a longer
-// one (curl's `.*` over lines, a base64 JWT's {40,}) can begin at one
-// keyword and swallow the next, which the plain search and an anchored
-// one then read differently (TestAnchoredFormsFindWhatPlainSearchFinds).
+// A match may begin at one keyword and swallow the next (flyio's
+// {100,}, curl's `.*?` over lines): scan skips the hits inside a rule's
+// last match, as the plain search goes on after it; a rule whose matches
+// may outlast shortSpan runs on the long span (see long)
+// (TestAnchoredFormsFindWhatPlainSearchFinds). Flyio's windows cost ~18
+// µs a read in a file of random base64 that holds "fm1".
 func literalForm(expr string, keywords []string) *anchored {
 	body, boundary := strings.CutPrefix(expr, `\b`)
 	re, err := syntax.Parse(body, syntax.Perl)
 	if err != nil || !startsWithKeyword(re, keywords) {
 		return nil
 	}
-	if n, bounded := maxLen(re); !bounded || n+1 >= shortSpan {
-		return nil
-	}
-	return &anchored{re: regexp.MustCompile(`^(?:` + body + `)`), boundary: boundary}
+	n, bounded := maxLen(re)
+	return &anchored{re: regexp.MustCompile(`^(?:` + body + `)`), boundary: boundary, long: !bounded || n+1 >= shortSpan}
 }
 
 // startsWithKeyword reports whether every match of re begins with literal
@@ -276,8 +280,12 @@ func (a *anchored) match(s string, at int) []int {
 	// this short (the generic rule's program has ~450 instructions); only a
 	// match that runs to the cut, or an unbounded form's miss, is tried
 	// again on the long span (anchored, the NFA stops where no match can
-	// continue, so a miss costs about the candidate's length).
+	// continue, so a miss costs about the candidate's length); a long
+	// form runs on the long span at once.
 	cut := min(at+shortSpan, len(s))
+	if a.long {
+		cut = min(at+fastSpan, len(s))
+	}
 	m := a.re.FindStringSubmatchIndex(s[at:cut])
 	if (m == nil && a.unbounded || m != nil && at+m[1] >= cut) && cut < len(s) {
 		m = a.re.FindStringSubmatchIndex(s[at:min(at+fastSpan, len(s))])

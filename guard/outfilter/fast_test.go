@@ -224,3 +224,15 @@ func TestLongJWTHeaderRedacted(t *testing.T) {
 	assert.NotContains(t, got, body)
 	assert.Equal(t, 1, rep.Redactions["jwt"])
 }
+
+// A match that swallows a second keyword (curl's `.*?` runs over the
+// second "curl") is one finding, as in the plain search, not a second one
+// from the swallowed hit.
+func TestSwallowedKeywordIsOneFinding(t *testing.T) {
+	f := newFilter(t)
+	text := "curl -s https://api.example.com/v1 | curl -X POST -H 'Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0' https://api.example.com\n"
+	want := plainSpans(f, text)
+	require.Len(t, want, 1)
+	var rep Report
+	assert.Len(t, f.scan(text, 0, len(text), &rep), 1)
+}

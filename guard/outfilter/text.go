@@ -52,11 +52,16 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 	}
 	for i, hs := range hits {
 		r := &f.rules[i]
+		last := 0 // the end of the rule's last match
 		for _, h := range hs {
+			if h.start < last {
+				continue // inside it: the plain search goes on after a match, too
+			}
 			if !rep.spend() {
 				return spans
 			}
 			if m := r.fast.match(s, h.start); m != nil {
+				last = m[1]
 				if sp, ok := f.finding(r, s, 0, m); ok {
 					keep(sp)
 				}
