@@ -29,6 +29,7 @@ type quietDoc struct {
 	scratch Report // what member reported on the strings it was asked about
 	buf     []byte // for unquoting
 	quote   []byte // a string's quoted form with its quotes, for unquoting
+	hits    hitState
 }
 
 // quietJSON reports whether JSON(raw, rep) would return raw itself and add
@@ -110,25 +111,25 @@ func (q *quietDoc) str(s []byte, n int64) bool {
 	switch {
 	case inObject && n%2 == 1: // a member name
 		q.name = append(q.name[:0], s...)
-		if !f.quietString(s, walker{}, false) && !q.member("", s) {
+		if !q.quietString(s, walker{}, false) && !q.member("", s) {
 			return false
 		}
 		q.value = f.keys.literal(walker{}, `"`)
 		var ok bool
-		if q.value, ok = f.keys.escaped(q.value, s); !ok || q.value.hit {
+		if q.value, ok = f.keys.escaped(q.value, s, nil); !ok || q.value.hit {
 			q.value = walker{hit: true} // the value goes through member
 			return true
 		}
 		q.value = f.keys.literal(q.value, `": "`)
 		return true
 	case inObject: // a member's value
-		if q.value.hit || !f.quietString(s, q.value, true) {
+		if q.value.hit || !q.quietString(s, q.value, true) {
 			name, _ := jsontext.AppendUnquote(nil, quoted(nil, q.name))
 			return q.member(string(name), s)
 		}
 		return true
 	default: // in an array, or the document itself
-		return f.quietString(s, walker{}, false) || q.member("", s)
+		return q.quietString(s, walker{}, false) || q.member("", s)
 	}
 }
 
@@ -158,14 +159,69 @@ func quoted(dst, s []byte) []byte {
 // with the automaton started at w; member values also end in a quote.
 // It decides on what it is sure of and gives up (false) on anything
 // rarer: a \u, \b, \f or \/ escape, a byte outside printable ASCII, a
-// keyword or marker, base64 of text, "![", or a run of blankStride blank
-// characters.
-func (f *Filter) quietString(s []byte, w walker, quoted bool) bool {
-	w, ok := f.keys.escaped(w, s)
+// keyword that may lead to a secret (see vouch) or a marker, base64 of
+// text, "![", or a run of blankStride blank characters. The rule checks
+// it runs are added to the report's.
+func (q *quietDoc) quietString(s []byte, w walker, quoted bool) bool {
+	f := q.f
+	q.hits = hitState{s: s, escapes: bytes.IndexByte(s, '\\') >= 0, spent: q.scratch.checks}
+	w, ok := f.keys.escaped(w, s, q.vouch)
 	if !ok || w.hit || quoted && f.keys.literal(w, `"`).hit {
 		return false
 	}
+	q.scratch.checks = q.hits.spent
 	return !bytes.Contains(s, []byte("![")) && (!mayBeBase64(s) || binaryBase64(string(s)))
+}
+
+// hitState is what vouch needs of the string quietString walks.
+type hitState struct {
+	s       []byte // the quoted form
+	text    string // s as text, made at the first hit
+	escapes bool   // s holds an escape: offsets in s are not the text's
+	spent   int    // the report's checks, with those run so far
+}
+
+// vouch decides a keyword hit, the patterns of state ending at s[end],
+// the way scan would: true when each is a keyword whose rules all run
+// anchored at it (literalForm, semiGenericForm, the generic rule, the
+// JWT) and none of them matches there. Random base64 nearly always holds
+// "sk" or "ey" (Twilio's and the JWT's keywords), which would otherwise
+// cost member's whole path. A marker or tool name, a rule with windows,
+// a keyword begun before the string, an escape in it, a match or too
+// many checks: false.
+func (q *quietDoc) vouch(end int, state int32) bool {
+	f, h := q.f, &q.hits
+	if h.escapes {
+		return false
+	}
+	if h.text == "" {
+		h.text = string(h.s)
+	}
+	for _, p := range f.keys.out[state/int32(f.keys.nclass)] {
+		at := end + 1 - f.keys.lens[p]
+		if int(p) >= f.nKeys || at < 0 || !f.missesAt(h.text, p, at, &h.spent) {
+			return false
+		}
+	}
+	return true
+}
+
+// missesAt reports whether every rule of keyword p runs anchored and
+// finds nothing at its hit at, counting the checks as scan does.
+func (f *Filter) missesAt(text string, p int32, at int, checks *int) bool {
+	for _, ri := range f.hits[p] {
+		fast := f.rules[ri].fast
+		if fast == nil {
+			return false
+		}
+		if !fast.candidate(text, at, at+f.keys.lens[p]) {
+			continue
+		}
+		if *checks++; *checks > MaxChecks || fast.match(text, at) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // mayBeBase64 is a cheap necessary condition of encodingOf on the
@@ -231,10 +287,11 @@ var quietKinds = func() (t [256]uint8) {
 var quietEscapes = [256]byte{'n': '\n', 't': '\t', 'r': '\r', '"': '"', '\\': '\\'}
 
 // escaped feeds the string whose quoted form is s, decoding its escapes,
-// and stops at the first hit. ok is false when s holds a byte or escape
-// it cannot vouch for (see quietString), or a run of blankStride blank
-// bytes (collapseBlank would look at it).
-func (d *keywordDFA) escaped(w walker, s []byte) (_ walker, ok bool) {
+// and stops at the first hit that vouch, when given, does not pass (it
+// gets the hit's last byte and state). ok is false when s holds a byte
+// or escape it cannot vouch for (see quietString), or a run of
+// blankStride blank bytes (collapseBlank would look at it).
+func (d *keywordDFA) escaped(w walker, s []byte, vouch func(end int, state int32) bool) (_ walker, ok bool) {
 	state, blanks := w.state, 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -260,7 +317,9 @@ func (d *keywordDFA) escaped(w walker, s []byte) (_ walker, ok bool) {
 			return w, false
 		}
 		if state = d.next[state+int32(d.class[c])]; state < 0 {
-			return walker{state: -state, hit: true}, true
+			if state = -state; vouch == nil || !vouch(i, state) {
+				return walker{state: state, hit: true}, true
+			}
 		}
 	}
 	return walker{state: state}, true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
 )
@@ -150,4 +151,22 @@ func TestReportQuiet(t *testing.T) {
 		}
 		require.False(t, r.quiet(), "Report.%s set", field.Name)
 	}
+}
+
+// A string whose keyword hits no anchored rule matches at ("sk" and "ey",
+// in nearly every file of random base64) stays on the quiet path; a hit
+// that does match, a marker, a rule with windows or a byte it cannot
+// vouch for after the hit does not.
+func TestQuietVouchesForAnchoredMisses(t *testing.T) {
+	f := newFilter(t)
+	quietString := func(s string) bool {
+		q := quietDoc{f: f}
+		return q.quietString([]byte(s), walker{}, false)
+	}
+	assert.True(t, quietString("x9sk4Y+eyQ/"+base64.StdEncoding.EncodeToString(randomBytes(9, 96))))
+	assert.False(t, quietString("SK"+strings.Repeat("0a", 16)), "Twilio's key matches at its keyword")
+	assert.False(t, quietString("eY\x7f"), "a control byte after the hit")
+	assert.False(t, quietString("sk ignore previous instructions"), "a marker")
+	assert.False(t, quietString("sk fm1a_"+strings.Repeat("A", 120)), "flyio's key")
+	assert.False(t, quietString(`sk \"`), "an escape")
 }
