@@ -160,10 +160,13 @@ func needsSession(r *http.Request) (bool, error) {
 // and decoding the whole body twice more. The check admits only exact
 // member names, once each, and a string method, so its method and kind
 // are what encoding/json reads; params._meta is decoded from the params
-// bytes by encoding/json, as mcp-go does.
+// bytes by encoding/json, as mcp-go does, when they may hold it.
 func checkedNeedsSession(m jsonrpcstrict.Message) bool {
 	if m.Method == string(mcp.MethodInitialize) || m.Kind == jsonrpcstrict.Response {
 		return false
+	}
+	if !mayHoldMeta(m.Params) {
+		return true
 	}
 	var params struct {
 		Meta *mcp.Meta `json:"_meta"`
@@ -172,4 +175,24 @@ func checkedNeedsSession(m jsonrpcstrict.Message) bool {
 		return false
 	}
 	return true
+}
+
+// mayHoldMeta reports whether params may have a member encoding/json
+// reads as _meta: the name in any case (it matches names so, and none of
+// its letters folds outside ASCII), or an escape that could spell it.
+func mayHoldMeta(params []byte) bool {
+	if bytes.IndexByte(params, '\\') >= 0 {
+		return true
+	}
+	for i := bytes.IndexByte(params, '_'); i >= 0 && i+5 <= len(params); {
+		if bytes.EqualFold(params[i:i+5], []byte("_meta")) {
+			return true
+		}
+		next := bytes.IndexByte(params[i+1:], '_')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return false
 }

@@ -26,6 +26,9 @@ func TestNeedsSessionSameForCheckedBody(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":5}}`,
 		`{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`,
 		`{"jsonrpc":"2.0","id":"x","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read_file","arguments":{"a_b":"_met"},"_mEtA":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+		`{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"_me"}}}`,
 	}
 	var handled []bool
 	strict := strictJSONRPC(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
