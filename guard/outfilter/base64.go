@@ -82,13 +82,16 @@ var strictEncodings = [2][2]*base64.Encoding{
 // decodeText returns the text s encodes, when s is strict base64 (see
 // encodingOf) of text (see textLike).
 func decodeText(s string) (string, *base64.Encoding, bool) {
+	// Binary (random bytes, an image, an archive) is invalid UTF-8 within
+	// its first few bytes, so a short head refuses most of it before the
+	// whole is read; invalid there, the whole is not textLike.
+	if binaryHead(s) {
+		return "", nil, false
+	}
 	enc := encodingOf(s)
 	if enc == nil {
 		return "", nil, false
 	}
-	// Binary (random bytes, an image, an archive) is invalid UTF-8 within
-	// its first few bytes, so a short head refuses most of it before the
-	// whole is decoded; invalid there, the whole is not textLike.
 	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
 		return "", nil, false
 	}
@@ -103,6 +106,33 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 		return "", nil, false
 	}
 	return string(data), enc, true
+}
+
+// binaryHead reports whether s begins with 64 bytes of one base64
+// alphabet (before any padding) that decode to invalid UTF-8. decodeText
+// then refuses s, as encodingOf reads those bytes the same way or refuses
+// s, without reading the rest of it.
+func binaryHead(s string) bool {
+	const n = 64
+	if len(s) < n+4 {
+		return false
+	}
+	var seen uint8 // as in encodingOf
+	for i := range n {
+		switch base64Class[s[i]] {
+		case 0:
+			return false
+		case 2:
+			seen |= 1
+		case 3:
+			seen |= 2
+		}
+	}
+	if seen == 3 {
+		return false
+	}
+	head, err := strictEncodings[seen>>1][0].DecodeString(s[:n])
+	return err == nil && !utf8.Valid(wholeRunes(head))
 }
 
 // textLike reports whether b is text: valid UTF-8 in which control bytes

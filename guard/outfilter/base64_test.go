@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
@@ -238,4 +239,63 @@ func TestTextLike(t *testing.T) {
 			assert.Equal(t, c.want, textLike([]byte(c.b), c.whole))
 		})
 	}
+}
+
+// decodeTextWhole is decodeText as it was before binaryHead: the whole
+// string's encoding first, then the head.
+func decodeTextWhole(s string) (string, bool) {
+	enc := encodingOf(s)
+	if enc == nil {
+		return "", false
+	}
+	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
+		return "", false
+	}
+	data, err := enc.DecodeString(s)
+	if err != nil || !textLike(data, true) {
+		return "", false
+	}
+	return string(data), true
+}
+
+// binaryHead only answers early what reading the whole string answers:
+// binary, text and mixed alphabets, padded and raw, with a bad byte or
+// padding anywhere.
+func TestBinaryHeadDecidesAsTheWhole(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	encs := []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding}
+	var inputs []string
+	for i := range 400 {
+		b := make([]byte, 12+r.IntN(400))
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+		}
+		if i%2 == 1 { // text, with bytes whose base64 holds + and / (- and _)
+			const letters = "plain words ~?>, and more\n"
+			for j := range b {
+				b[j] = letters[r.IntN(len(letters))]
+			}
+		}
+		s := encs[i%len(encs)].EncodeToString(b)
+		switch i % 5 * min(1, len(s)/80) {
+		case 1: // the other alphabet's byte late
+			s = s[:len(s)-8] + "-" + s[len(s)-7:]
+		case 2: // a byte of neither
+			s = s[:70] + "!" + s[71:]
+		case 3: // padding inside
+			s = s[:66] + "=" + s[67:]
+		}
+		inputs = append(inputs, s)
+	}
+	binary := 0
+	for _, s := range inputs {
+		want, wantOK := decodeTextWhole(s)
+		got, _, gotOK := decodeText(s)
+		require.Equal(t, wantOK, gotOK, "%q", s)
+		require.Equal(t, want, got)
+		if binaryHead(s) {
+			binary++
+		}
+	}
+	require.Greater(t, binary, 50, "binaryHead decides some")
 }
