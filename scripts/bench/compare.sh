@@ -19,6 +19,9 @@
 #   PROTOCOL     2025-11-25 (default) or 2026-07-28
 #   REFERENCE    0 = leave out the reference filesystem server (needs npm)
 #   CONTENT      base64 (default: 4 KiB of base64 of random bytes, one line)
+#   SEED         the random bytes' seed (default 1), or "random" for new ones
+#                each run: over HTTP the ratios move by a few percent with
+#                the file (one in ten holds a secret rule's keyword by chance)
 #                or source (the first 4 KiB of this repo's mcpserver/*.go)
 #   TOOLWARDEN_BIN  use this prebuilt toolwarden binary
 set -euo pipefail
@@ -31,6 +34,7 @@ MODE="${MODE:-stdio}"
 PROTOCOL="${PROTOCOL:-2025-11-25}"
 REFERENCE="${REFERENCE:-1}"
 CONTENT="${CONTENT:-base64}"
+SEED="${SEED:-1}"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twbench.XXXXXX")"
@@ -66,11 +70,20 @@ make_workspace() {
   mkdir -p "$ws"
   case "$CONTENT" in
     # 3072 random bytes -> exactly 4096 base64 characters (4 KiB of text).
-    base64) head -c 3072 /dev/urandom | base64 -w0 >"$ws/bench.txt" ;;
+    base64) random_bytes 3072 | base64 -w0 >"$ws/bench.txt" ;;
     # Source text as read_file mostly sees: words, punctuation, line breaks.
     source) head -c 4096 < <(cat "$repo"/mcpserver/*.go) >"$ws/bench.txt" ;;
     *) log "CONTENT must be base64 or source, got '$CONTENT'"; exit 2 ;;
   esac
+}
+
+# random_bytes N: N bytes from SEED's generator, or /dev/urandom.
+random_bytes() {
+  if [[ "$SEED" == random ]]; then
+    head -c "$1" /dev/urandom
+  else
+    python3 -c 'import random, sys; random.seed(int(sys.argv[2])); sys.stdout.buffer.write(random.randbytes(int(sys.argv[1])))' "$1" "$SEED"
+  fi
 }
 
 free_port() {
@@ -103,6 +116,7 @@ start_http() {
 
 main() {
   case "$MODE" in stdio | http) ;; *) log "MODE must be stdio or http, got '$MODE'"; exit 2 ;; esac
+  [[ "$SEED" == random || "$SEED" =~ ^[0-9]+$ ]] || { log "SEED must be a number or random, got '$SEED'"; exit 2; }
   build
   make_workspace
   export TOOLWARDEN_AUDIT_PATH="$tmp/audit.jsonl" TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=1000000
