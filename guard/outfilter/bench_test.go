@@ -121,7 +121,7 @@ func BenchmarkResult4KiBBase64(b *testing.B) {
 }
 
 // BenchmarkResult4KiBBase64Files is BenchmarkResult4KiBBase64 over 256
-// different random files in turn, as compare.sh makes a new one each run:
+// different random files in turn, as compare.sh reads with each SEED:
 // about one in ten holds a service's name ("xray", "sumo", "okta") by
 // chance, whose rule then runs, so one file's figure is not the average.
 func BenchmarkResult4KiBBase64Files(b *testing.B) {
