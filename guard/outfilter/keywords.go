@@ -14,9 +14,10 @@ type keywordDFA struct {
 	nclass int
 	// next[state*nclass+class] is the next state, premultiplied by nclass,
 	// and negated when patterns end there (the root, 0, never ends one).
-	next []int32
-	out  [][]int32 // patterns ending at each state, suffixes included
-	lens []int     // pattern lengths
+	next  []int32
+	out   [][]int32 // patterns ending at each state, suffixes included
+	lens  []int     // pattern lengths
+	depth int       // the longest pattern's length
 }
 
 // newKeywordDFA compiles patterns, which must be non-empty; upper-case
@@ -24,7 +25,7 @@ type keywordDFA struct {
 func newKeywordDFA(patterns []string) *keywordDFA {
 	d := &keywordDFA{nclass: 1} // class 0: bytes in no pattern
 	for _, p := range patterns {
-		d.lens = append(d.lens, len(p))
+		d.lens, d.depth = append(d.lens, len(p)), max(d.depth, len(p))
 		for i := range len(p) {
 			if c := lowerASCII(p[i]); d.class[c] == 0 {
 				d.class[c] = uint8(d.nclass)

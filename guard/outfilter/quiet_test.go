@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,4 +170,52 @@ func TestQuietVouchesForAnchoredMisses(t *testing.T) {
 	assert.False(t, quietString("sk ignore previous instructions"), "a marker")
 	assert.False(t, quietString("sk fm1a_"+strings.Repeat("A", 120)), "flyio's key")
 	assert.False(t, quietString(`sk \"`), "an escape")
+}
+
+// The two-lane walk of a long plain string reports the hits, and ends in
+// the state, of the walk one byte after the other: keywords and markers
+// planted anywhere (around the middle, across it, at the ends), from the
+// root and from a member name's context.
+func TestPlainWalkIsTheSerialOne(t *testing.T) {
+	f := newFilter(t)
+	d := f.keys
+	var plainPatterns []string
+	for _, p := range append(append([]string{}, f.markers...), "sk", "ey", "akia", "xray", "fm1", "hvs.", "s.", "api", "token") {
+		if allPlain([]byte(p)) {
+			plainPatterns = append(plainPatterns, p)
+		}
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	type hit struct {
+		end   int
+		state int32
+	}
+	record := func(into *[]hit) func(int, int32) bool {
+		return func(end int, state int32) bool { *into = append(*into, hit{end, state}); return true }
+	}
+	starts := []walker{{}, d.literal(d.literal(walker{}, `"`), `api_key": "`), d.literal(walker{}, `"x": "`)}
+	for n := range 300 {
+		s := []byte(base64.StdEncoding.EncodeToString(randomBytes(uint64(n), 400+r.IntN(3000))))
+		for range r.IntN(6) {
+			p := plainPatterns[r.IntN(len(plainPatterns))]
+			at := r.IntN(len(s) - len(p))
+			if n%3 == 0 { // at the middle, or across it
+				at = max(0, min(len(s)-len(p), (len(s)+d.depth)/2-r.IntN(len(p)+1)))
+			}
+			copy(s[at:], p)
+		}
+		require.True(t, len(s) >= max(twoLanes, 4*d.depth) && allPlain(s))
+		w := starts[n%len(starts)]
+		var two, one []hit
+		gotW, gotOK := d.escaped(w, s, record(&two))
+		wantW, wantOK := d.serial(w, s, record(&one))
+		require.Equal(t, wantOK, gotOK)
+		require.Equal(t, wantW, gotW, "final state of %q", s)
+		slices.SortFunc(two, func(a, b hit) int { return a.end - b.end })
+		require.Equal(t, one, two, "hits in %q", s)
+		// Stopping at the first hit: both report one.
+		first, _ := d.escaped(w, s, nil)
+		serialFirst, _ := d.serial(w, s, nil)
+		require.Equal(t, serialFirst.hit, first.hit)
+	}
 }
