@@ -51,11 +51,26 @@ func encodingOf(s string) *base64.Encoding {
 	if padded && len(s)%4 != 0 || len(s)%4 == 1 {
 		return nil
 	}
+	url, ok := alphabetOf(body)
+	if !ok {
+		return nil
+	}
+	form := 0
+	if !padded && (len(s)%4 != 0 || url == 1) {
+		form = 1
+	}
+	return strictEncodings[url][form]
+}
+
+// alphabetOf reports which alphabet s is written in, as strictEncodings'
+// first index: 1 for URL-safe, 0 for standard (also when s holds neither's
+// own bytes). ok is false when s holds a byte of neither, or of both.
+func alphabetOf(s string) (url int, ok bool) {
 	var seen uint8 // bit 1: standard-only bytes, bit 2: URL-only bytes
-	for i := range len(body) {
-		switch base64Class[body[i]] {
+	for i := range len(s) {
+		switch base64Class[s[i]] {
 		case 0:
-			return nil
+			return 0, false
 		case 2:
 			seen |= 1
 		case 3:
@@ -63,13 +78,9 @@ func encodingOf(s string) *base64.Encoding {
 		}
 	}
 	if seen == 3 {
-		return nil
+		return 0, false
 	}
-	form := 0
-	if !padded && (len(s)%4 != 0 || seen == 2) {
-		form = 1
-	}
-	return strictEncodings[seen>>1][form]
+	return int(seen >> 1), true
 }
 
 // strictEncodings are the four strict encodings, [URL-safe][raw], made
@@ -117,21 +128,11 @@ func binaryHead(s string) bool {
 	if len(s) < n+4 {
 		return false
 	}
-	var seen uint8 // as in encodingOf
-	for i := range n {
-		switch base64Class[s[i]] {
-		case 0:
-			return false
-		case 2:
-			seen |= 1
-		case 3:
-			seen |= 2
-		}
-	}
-	if seen == 3 {
+	url, ok := alphabetOf(s[:n])
+	if !ok {
 		return false
 	}
-	head, err := strictEncodings[seen>>1][0].DecodeString(s[:n])
+	head, err := strictEncodings[url][0].DecodeString(s[:n])
 	return err == nil && !utf8.Valid(wholeRunes(head))
 }
 
