@@ -151,7 +151,7 @@ func geminiServer(ctx context.Context, cmd *cobra.Command, f *configFlags, g *ge
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
-	logStart(log, l, audit.Path())
+	logStart(log, l, audit.Path(), tuneGC())
 	return bridge.Server{InProcess: built.MCP()}, log, closeAll, nil
 }
 

@@ -52,7 +52,9 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer closeAll()
 	obs.knowTools(b.Tools)
-	logStart(log, l, audit.Path())
+	// Set once the rules are built, so that their start-up garbage goes at
+	// the default target.
+	logStart(log, l, audit.Path(), tuneGC())
 	if err := recordSurface(cmd.Context(), b, audit, log); err != nil {
 		return err
 	}
@@ -129,12 +131,12 @@ func serveHTTP(cmd *cobra.Command, b *mcpserver.Built, cfg configs.Config, log *
 }
 
 // logStart logs the effective setup, and every widening of the defaults.
-func logStart(log *slog.Logger, l *configs.Loaded, auditPath string) {
+func logStart(log *slog.Logger, l *configs.Loaded, auditPath, gcPercent string) {
 	src := l.File
 	if src == "" {
 		src = "embedded defaults"
 	}
-	log.Info("toolwarden starting", "version", build.String(), "config", src, "workspace", l.Config.Workspace, "audit", auditPath)
+	log.Info("toolwarden starting", "version", build.String(), "config", src, "workspace", l.Config.Workspace, "audit", auditPath, "gc_percent", gcPercent)
 	for _, w := range l.Widenings {
 		log.Warn("policy widened", "change", w)
 	}
