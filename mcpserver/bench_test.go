@@ -43,18 +43,18 @@ func BenchmarkReadFile4KiBInProcess(b *testing.B) {
 // read_file: one JSON-RPC message in, the response out (json.Marshal, as
 // bare mcp-go's benchmark of the same name), without a client.
 func BenchmarkReadFile4KiBServerSide(b *testing.B) {
-	benchReadFile4KiB(b, func(m mcp.JSONRPCMessage) ([]byte, error) { return json.Marshal(m) })
+	benchReadFile4KiB(b, context.Background(), func(m mcp.JSONRPCMessage) ([]byte, error) { return json.Marshal(m) })
 }
 
 // BenchmarkReadFile4KiBServerSideStdioEncoding is the same with the
-// response encoded as toolwarden's stdio transport writes it (one pass).
+// response encoded as toolwarden's stdio transport writes it (one pass,
+// the structured output's JSON as the guard checked it).
 func BenchmarkReadFile4KiBServerSideStdioEncoding(b *testing.B) {
-	benchReadFile4KiB(b, mcpserver.EncodeAnswer)
+	benchReadFile4KiB(b, mcpserver.StdioContext(context.Background()), mcpserver.EncodeAnswer)
 }
 
-func benchReadFile4KiB(b *testing.B, encode func(mcp.JSONRPCMessage) ([]byte, error)) {
+func benchReadFile4KiB(b *testing.B, ctx context.Context, encode func(mcp.JSONRPCMessage) ([]byte, error)) {
 	srv := benchServer(b)
-	ctx := context.Background()
 	srv.MCP().HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"bench.txt"}}}`)
 	b.ReportAllocs()

@@ -1,6 +1,12 @@
 package mcpserver
 
-import "time"
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
 
 // SetIdleConnTimeout sets how long ServeHTTP keeps an idle keep-alive
 // connection, for a test; the returned func restores it.
@@ -10,5 +16,16 @@ func SetIdleConnTimeout(d time.Duration) func() {
 	return func() { idleConnTimeout = old }
 }
 
-// EncodeAnswer is how stdio writes an answer (stdioCalls), for benchmarks.
-var EncodeAnswer = encodeAnswer
+// EncodeAnswer is how stdio writes an answer (stdioCalls: into a recycled
+// buffer), for benchmarks; the bytes are good until the next call.
+func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
+	buf := answerBuffers.Get().(*bytes.Buffer)
+	defer putAnswerBuffer(buf)
+	err := writeAnswer(buf, msg)
+	return buf.Bytes(), err
+}
+
+// StdioContext is the context stdioCalls answers calls in, for benchmarks.
+func StdioContext(ctx context.Context) context.Context {
+	return context.WithValue(ctx, outputAsJSON{}, true)
+}

@@ -62,11 +62,12 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 
 // toolMiddleware is what mcp-go runs around every tool handler: the guard
 // (in the call's span when tracing is on), then the result made ready for
-// the wire (see structured.ForWire).
+// mcp-go's encoding (see structured.ForWire); the stdio transport writes
+// a structured.Output's JSON itself (see writeToolResult).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.observedCall(ctx, req, next)
-		if res != nil {
+		if res != nil && ctx.Value(outputAsJSON{}) == nil {
 			res.StructuredContent = structured.ForWire(res.StructuredContent)
 		}
 		return res, err

@@ -1,12 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log"
-	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,7 +49,7 @@ func newStdioCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *st
 // session's context (the stdio client session attached) before the first
 // line is read, keeps it for the calls, and starts the workers.
 func (c *stdioCalls) sessionContext(ctx context.Context) context.Context {
-	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, outputAsJSON{}, true))
 	for range stdioCallWorkers {
 		c.wg.Go(c.work)
 	}
@@ -90,12 +90,14 @@ func (c *stdioCalls) answer(req json.RawMessage) {
 	if msg == nil {
 		return
 	}
-	b, err := encodeAnswer(msg)
-	if err != nil {
+	buf := answerBuffers.Get().(*bytes.Buffer)
+	defer putAnswerBuffer(buf)
+	if err := writeAnswer(buf, msg); err != nil {
 		c.errLog.Printf("Error writing tool response: %v", err)
 		return
 	}
-	if _, err := c.out.Write(append(b, '\n')); err != nil {
+	buf.WriteByte('\n')
+	if _, err := c.out.Write(buf.Bytes()); err != nil {
 		c.errLog.Printf("Error writing tool response: %v", err)
 	}
 }
@@ -114,65 +116,4 @@ func (c *stdioCalls) handle(req json.RawMessage) (msg mcp.JSONRPCMessage) {
 		}
 	}()
 	return c.srv.HandleMessage(c.ctx, req)
-}
-
-// encodeAnswer is json.Marshal(msg), in one pass for a tool result.
-// encoding/json re-reads a json.Marshaler's output to compact it, and a
-// mcp.CallToolResult is one (its MarshalJSON returns json.Marshal of its
-// fields): ~9 KB re-read per 4 KiB file read. That output is compact and
-// escaped already, so it goes in as it is, between the envelope's fields
-// in JSONRPCResponse's order: the same bytes (TestEncodeAnswerSameAsMarshal).
-func encodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
-	resp, ok := msg.(mcp.JSONRPCResponse)
-	if !ok {
-		return json.Marshal(msg)
-	}
-	var result json.Marshaler
-	switch r := resp.Result.(type) {
-	case *mcp.CallToolResult:
-		if r != nil {
-			result = r
-		}
-	case mcp.CallToolResult:
-		result = r
-	}
-	if result == nil {
-		return json.Marshal(msg)
-	}
-	body, err := result.MarshalJSON()
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(body)+64)
-	b = append(b, `{"jsonrpc":`...)
-	if b, err = appendJSON(b, resp.JSONRPC); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"id":`...)
-	if b, err = appendID(b, resp.ID); err != nil {
-		return nil, err
-	}
-	b = append(append(b, `,"result":`...), body...)
-	return append(b, '}'), nil
-}
-
-// appendJSON appends json.Marshal(v): for the version, "2.0" as it is.
-func appendJSON(b []byte, v string) ([]byte, error) {
-	if v == mcp.JSONRPC_VERSION {
-		return append(b, `"2.0"`...), nil
-	}
-	m, err := json.Marshal(v)
-	return append(b, m...), err
-}
-
-// appendID appends json.Marshal(id): an integer id as its digits.
-func appendID(b []byte, id mcp.RequestId) ([]byte, error) {
-	switch v := id.Value().(type) {
-	case int64:
-		return strconv.AppendInt(b, v, 10), nil
-	case int:
-		return strconv.AppendInt(b, int64(v), 10), nil
-	}
-	m, err := json.Marshal(id)
-	return append(b, m...), err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/structured"
 )
 
 // TestEncodeAnswerSameAsMarshal: the answers stdioCalls writes are the
@@ -24,8 +25,15 @@ func TestEncodeAnswerSameAsMarshal(t *testing.T) {
 		IsError:           true,
 	}
 	raw := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("x")}, RawStructuredContent: json.RawMessage(`{ "a" : [1, 2],  "b":"<\u00e9>" }`)}
+	out, err := structured.New(map[string]any{"path": "a<b>&\u2028.txt", "content": "x\n\"\xff\x00", "n": 1.5})
+	require.NoError(t, err)
+	asTool := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(out.JSON))}, StructuredContent: out}
+	withMeta := *asTool
+	withMeta.Meta = mcp.NewMetaFromMap(map[string]any{"io.toolwarden/output": map[string]any{"untrusted": true}})
+	odd := &mcp.CallToolResult{Content: []mcp.Content{nil, &mcp.TextContent{Type: "text", Text: "p"}}, IsError: true}
+	noJSON := &mcp.CallToolResult{StructuredContent: structured.Output{Value: 1}} // an error, as json.Marshal's
 	results := []any{
-		full, *full, raw, mcp.NewToolResultText("plain"), mcp.NewToolResultError("failed: <nope>"),
+		full, *full, raw, asTool, &withMeta, odd, noJSON, mcp.NewToolResultText("plain"), mcp.NewToolResultError("failed: <nope>"),
 		&mcp.CallToolResult{}, (*mcp.CallToolResult)(nil),
 		mcp.InitializeResult{ProtocolVersion: "2025-11-25", ServerInfo: mcp.Implementation{Name: "t&t"}},
 		map[string]any{"k": "<v>"},
@@ -35,9 +43,12 @@ func TestEncodeAnswerSameAsMarshal(t *testing.T) {
 		for _, r := range results {
 			msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), r)
 			want, err := json.Marshal(msg)
-			require.NoError(t, err)
-			got, err := encodeAnswer(msg)
-			require.NoError(t, err)
+			got, err2 := encodeAnswer(msg)
+			if err != nil {
+				require.Error(t, err2, "id %v, result %+v", id, r)
+				continue
+			}
+			require.NoError(t, err2)
 			require.Equal(t, string(want), string(got), "id %v, result %T", id, r)
 		}
 		odd := mcp.JSONRPCResponse{JSONRPC: "1<0", ID: mcp.NewRequestId(id), Result: full}
@@ -63,15 +74,39 @@ func TestEncodeAnswerEnvelope(t *testing.T) {
 	require.Equal(t, []string{"JSONRPC jsonrpc", "ID id", "Result result"}, names)
 }
 
+// TestToolResultFields: writeToolResult writes CallToolResult's members
+// itself (those its MarshalJSON writes), so a field mcp-go adds must be
+// added there too.
+func TestToolResultFields(t *testing.T) {
+	var names []string
+	var walk func(reflect.Type)
+	walk = func(rt reflect.Type) {
+		for f := range rt.Fields() {
+			if f.Anonymous {
+				walk(f.Type)
+				continue
+			}
+			names = append(names, f.Name)
+		}
+	}
+	walk(reflect.TypeFor[mcp.CallToolResult]())
+	require.Equal(t, []string{"Meta", "ResultType", "InputRequests", "RequestState", "Content",
+		"StructuredContent", "RawStructuredContent", "IsError"}, names)
+}
+
 // FuzzEncodeAnswer holds encodeAnswer to json.Marshal for any text,
-// structured string and id.
+// structured string and id, with the structured content as a map and as
+// the structured.Output a tool makes.
 func FuzzEncodeAnswer(f *testing.F) {
 	f.Add("text", "<&>\u2028", "id", int64(3))
 	f.Add("\xff\x00", "", "", int64(0))
 	f.Fuzz(func(t *testing.T, text, field, sid string, nid int64) {
 		res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}, StructuredContent: map[string]any{field: text}}
-		for _, id := range []any{sid, nid} {
-			msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), res)
+		out, err := structured.New(map[string]any{field: text})
+		require.NoError(t, err)
+		asTool := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(out.JSON))}, StructuredContent: out}
+		for i, id := range []any{sid, nid} {
+			msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), []*mcp.CallToolResult{res, asTool}[i])
 			want, err := json.Marshal(msg)
 			got, err2 := encodeAnswer(msg)
 			if err != nil {
