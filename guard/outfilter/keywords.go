@@ -1,5 +1,7 @@
 package outfilter
 
+import "sync"
+
 // keywordDFA finds every occurrence of a set of patterns (gitleaks'
 // keywords and the injection markers), ASCII case-insensitively, in one
 // pass: an Aho-Corasick automaton compiled to a full transition table over
@@ -106,19 +108,91 @@ func (d *keywordDFA) link(goTo [][]int32) {
 	}
 }
 
-// walk calls fn for every occurrence, with the index of its last byte. A
-// run of white space counts as one space, so "ignore  previous" matches
-// "ignore previous"; patterns without white space (gitleaks' keywords)
-// are unaffected, and their start is their end minus their length.
+// walk calls fn for every occurrence, in order, with the index of its
+// last byte. A run of white space counts as one space, so "ignore
+// previous" matches "ignore  previous"; patterns without white space
+// (gitleaks' keywords) are unaffected, and their start is their end minus
+// their length. A long string is walked in two lanes (see lanes).
 func (d *keywordDFA) walk(s string, fn func(end int, pattern int32)) {
-	state, n := int32(0), int32(d.nclass)
-	for i := range len(s) {
+	if len(s) >= max(twoLanes, 4*d.depth) {
+		if m := len(s) / 2; d.laneStart(s, m) > 0 {
+			d.lanes(s, m, d.laneStart(s, m), fn)
+			return
+		}
+	}
+	d.walkFrom(s, 0, 0, fn)
+}
+
+// walkFrom walks s[from:] from state, calling fn for every occurrence,
+// and returns the state it ends in.
+func (d *keywordDFA) walkFrom(s string, from int, state int32, fn func(end int, pattern int32)) int32 {
+	n := int32(d.nclass)
+	for i := from; i < len(s); i++ {
 		if state = d.next[state+int32(d.class[s[i]])]; state < 0 {
 			state = -state
 			for _, p := range d.out[state/n] {
 				fn(i, p)
 			}
 		}
+	}
+	return state
+}
+
+// laneStart is where a walk started at the root is, by m, in the state
+// of a walk from the start of s: d.depth symbols before m, a run of white
+// space counting as one (the automaton's state depends only on the last
+// d.depth symbols). It is 0 when s has no such place.
+func (d *keywordDFA) laneStart(s string, m int) int {
+	space := d.class[' ']
+	i := m
+	for symbols := 0; i > 0 && symbols < d.depth; {
+		i--
+		if d.class[s[i]] != space || i == 0 || d.class[s[i-1]] != space {
+			symbols++
+		}
+	}
+	return i
+}
+
+// laneHit is an occurrence the second lane found, reported after the
+// first lane's.
+type laneHit struct{ end, pattern int32 }
+
+var laneHits = sync.Pool{New: func() any { return new([]laneHit) }}
+
+// lanes is walk in two lanes side by side: one over s[:m] from the root,
+// the other from the root at b, laneStart(s, m), to the end, reporting
+// only what ends at m or after. A walk waits on each step's table lookup for
+// the next, so two run in about the time of one. The second lane's
+// occurrences are kept and reported after the first lane's, in order.
+func (d *keywordDFA) lanes(s string, m, b int, fn func(end int, pattern int32)) {
+	n := int32(d.nclass)
+	later := laneHits.Get().(*[]laneHit)
+	a, sa, sb := 0, int32(0), int32(0)
+	for ; a < m; a, b = a+1, b+1 {
+		sa = d.next[sa+int32(d.class[s[a]])]
+		sb = d.next[sb+int32(d.class[s[b]])]
+		if sa < 0 {
+			sa = -sa
+			for _, p := range d.out[sa/n] {
+				fn(a, p)
+			}
+		}
+		if sb < 0 {
+			if sb = -sb; b >= m {
+				for _, p := range d.out[sb/n] {
+					*later = append(*later, laneHit{int32(b), p})
+				}
+			}
+		}
+	}
+	for _, h := range *later {
+		fn(int(h.end), h.pattern)
+	}
+	d.walkFrom(s, b, sb, fn)
+	if cap(*later) <= 1<<16 {
+		*later = (*later)[:0]
+		laneHits.Put(later)
 	}
 }
 

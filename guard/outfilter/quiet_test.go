@@ -219,3 +219,64 @@ func TestPlainWalkIsTheSerialOne(t *testing.T) {
 		require.Equal(t, serialFirst.hit, first.hit)
 	}
 }
+
+// The full path's walk of a long string in two lanes reports what the
+// walk one byte after the other reports, in the same order: keywords and
+// markers (phrases with white space) planted anywhere, across the middle,
+// runs of white space up to longer than the longest pattern around it,
+// mixed case.
+func TestWalkLanesAreTheSerialOne(t *testing.T) {
+	f := newFilter(t)
+	d := f.keys
+	patterns := append(append(slices.Clone(f.markers), f.tools...), "sk", "ey", "AKIA", "xray", "fm1", "hvs.", "s.", "api", "token", "-----BEGIN")
+	blanks := []string{" ", "\n", "\t \r\n", strings.Repeat(" ", d.depth), strings.Repeat("\n\t", d.depth+3)}
+	// The longest pattern, and the longest phrase: the second lane must
+	// start early enough to see them whole when they end at the middle.
+	byLength := func(a, b string) int { return len(b) - len(a) }
+	longest := slices.MaxFunc(append(walkPatterns(f), f.tools...), func(a, b string) int { return -byLength(a, b) })
+	phrase := slices.MaxFunc(f.markers, func(a, b string) int { return -byLength(a, b) })
+	require.Equal(t, d.depth, len(longest))
+	require.Greater(t, strings.Count(phrase, " "), 1)
+	r := rand.New(rand.NewPCG(7, 8))
+	type hit struct {
+		end     int
+		pattern int32
+	}
+	lanes := 0
+	for n := range 400 {
+		var sb strings.Builder
+		for sb.Len() < 300+r.IntN(3500) {
+			switch r.IntN(4) {
+			case 0:
+				sb.WriteString(patterns[r.IntN(len(patterns))])
+			case 1:
+				sb.WriteString(blanks[r.IntN(len(blanks))])
+			case 2:
+				sb.WriteString(strings.ReplaceAll(patterns[r.IntN(len(patterns))], " ", blanks[r.IntN(len(blanks))]))
+			default:
+				sb.Write(randomBytes(uint64(n), 1+r.IntN(40)))
+			}
+		}
+		s := sb.String()
+		if n%4 == 0 { // a long run of white space around the middle
+			m := len(s) / 2
+			s = s[:m-r.IntN(m/2)] + strings.Repeat(" \n", r.IntN(300)) + s[m:]
+		}
+		if n%2 == 1 && len(s) > 1000 { // the longest pattern or phrase (its blanks as runs) ending at the middle
+			p := longest
+			if n%4 == 1 {
+				p = strings.ReplaceAll(phrase, " ", blanks[2+r.IntN(3)])
+			}
+			at := len(s)/2 - len(p) + 1
+			s = s[:at] + p + s[at+len(p):]
+		}
+		var two, one []hit
+		d.walk(s, func(end int, p int32) { two = append(two, hit{end, p}) })
+		d.walkFrom(s, 0, 0, func(end int, p int32) { one = append(one, hit{end, p}) })
+		require.Equal(t, one, two, "hits in %q", s)
+		if len(s) >= max(twoLanes, 4*d.depth) && d.laneStart(s, len(s)/2) > 0 {
+			lanes++
+		}
+	}
+	require.Greater(t, lanes, 300, "most strings are walked in two lanes")
+}
