@@ -39,6 +39,27 @@ func BenchmarkReadFile4KiBInProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkReadFile4KiBGuardedHandler measures what a 4 KiB read_file
+// costs past mcp-go's decoding of the message and before its answer is
+// encoded: the handler, the guard's decision, the output filter and the
+// two audit lines (the server's own share, which the issue's in-process
+// target is about).
+func BenchmarkReadFile4KiBGuardedHandler(b *testing.B) {
+	srv := benchServer(b)
+	h := srv.GuardedHandler("read_file")
+	ctx := mcpserver.StdioContext(context.Background())
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_file"
+	req.Params.RawArguments = json.RawMessage(`{"path":"bench.txt"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := h(ctx, req)
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			b.Fatalf("call failed: %v %+v", err, res)
+		}
+	}
+}
+
 // BenchmarkReadFile4KiBServerSide measures the server's share of a 4 KiB
 // read_file: one JSON-RPC message in, the response out (json.Marshal, as
 // bare mcp-go's benchmark of the same name), without a client.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // SetIdleConnTimeout sets how long ServeHTTP keeps an idle keep-alive
@@ -28,4 +29,11 @@ func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 // StdioContext is the context stdioCalls answers calls in, for benchmarks.
 func StdioContext(ctx context.Context) context.Context {
 	return context.WithValue(ctx, outputAsJSON{}, true)
+}
+
+// GuardedHandler is a tool's handler inside the server's middleware (the
+// guard, the output filter, the audit log, the deadline), as mcp-go runs
+// it once it has decoded a tools/call, for benchmarks.
+func (s *Server) GuardedHandler(tool string) server.ToolHandlerFunc {
+	return s.toolMiddleware(s.mcp.GetTool(tool).Handler)
 }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +12,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/structured"
 	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // guardMiddleware puts the guard in front of every tool handler: the handler
@@ -124,10 +124,8 @@ func decodeArgs(req mcp.CallToolRequest) (any, json.RawMessage, error) {
 			return nil, nil, err
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
+	if err := tools.DecodeNumbers(raw, &v); err != nil {
 		return nil, nil, err
 	}
 	switch v.(type) {

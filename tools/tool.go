@@ -132,7 +132,5 @@ func decodeArgs(req mcp.CallToolRequest, dst any) error {
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(dst)
+	return decodeStrict(raw, dst)
 }
