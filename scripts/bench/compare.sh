@@ -24,6 +24,8 @@
 #                the file (one in ten holds a secret rule's keyword by chance)
 #                or source (the first 4 KiB of this repo's mcpserver/*.go)
 #   TOOLWARDEN_BIN  use this prebuilt toolwarden binary
+#   BEFORE_BIN      also run this toolwarden binary (an earlier build), as
+#                   "before", in the same alternating rounds
 set -euo pipefail
 
 N="${N:-2000}"
@@ -63,6 +65,10 @@ build() {
     cp "$TOOLWARDEN_BIN" "$bin/toolwarden"
   else
     (cd "$repo" && go build -o "$bin/toolwarden" ./cmd/toolwarden)
+  fi
+  if [[ -n "${BEFORE_BIN:-}" ]]; then
+    [[ -x "$BEFORE_BIN" ]] || { log "BEFORE_BIN $BEFORE_BIN is not an executable file"; exit 2; }
+    cp "$BEFORE_BIN" "$bin/toolwarden-before"
   fi
 }
 
@@ -125,7 +131,11 @@ main() {
     ref="$("$repo/scripts/bench/setup-reference-fs" | tail -n 1)"
   fi
   if [[ "$MODE" == stdio ]]; then
-    targets+=(--target "bare=stdio:$bin/bareserver --root $ws" --target "toolwarden=stdio:$bin/toolwarden serve --workspace $ws")
+    targets+=(--target "bare=stdio:$bin/bareserver --root $ws")
+    # Each toolwarden writes its own audit log: two on one file would
+    # wait for each other's writer lock.
+    [[ -z "${BEFORE_BIN:-}" ]] || targets+=(--target "before=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-before.jsonl $bin/toolwarden-before serve --workspace $ws")
+    targets+=(--target "toolwarden=stdio:$bin/toolwarden serve --workspace $ws")
     [[ -z "$ref" ]] || targets+=(--target "reference=stdio:node $ref $ws")
   else
     local token url
@@ -133,6 +143,10 @@ main() {
     export RAWLOAD_TOKEN="$token" TOOLWARDEN_HTTP_TOKEN="$token"
     start_http bare "$bin/bareserver" --root "$ws" --http
     targets+=(--target "bare=http:$url/mcp")
+    if [[ -n "${BEFORE_BIN:-}" ]]; then
+      start_http before env TOOLWARDEN_AUDIT_PATH="$tmp/audit-before.jsonl" "$bin/toolwarden-before" serve --workspace "$ws" --http
+      targets+=(--target "before=http:$url/mcp")
+    fi
     start_http toolwarden "$bin/toolwarden" serve --workspace "$ws" --http
     targets+=(--target "toolwarden=http:$url/mcp")
     # The reference server speaks stdio only.
