@@ -57,6 +57,18 @@ func (p *decoders) decode(raw []byte, dst any) error {
 	// (white space or more after the value), is dropped.
 	if err == nil && d.dec.InputOffset()-start == int64(len(raw)) && len(raw) <= maxRecycled {
 		p.pool.Put(d)
+		return nil
+	}
+	if err != nil && start > 0 {
+		// A recycled decoder counts a syntax error's offset from the
+		// first input it read: the error is made again by a new one.
+		return p.fresh(raw, dst)
 	}
 	return err
+}
+
+func (p *decoders) fresh(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	p.setup(dec)
+	return dec.Decode(dst)
 }

@@ -23,6 +23,10 @@ func TestRecycledDecodersAreFresh(t *testing.T) {
 		`{"path":"d.txt","limit":3}  `,
 		`{"path":"e.txt"} garbage`,
 		`{"path":`, // cut short
+		`{"path":"a.txt"}`,
+		`{"path":x}`, // a syntax error's offset, after a recycled decoder's success
+		`{"path":"a.txt"}`,
+		`{"path":"a.txt","limit":"3"}`, // a type error's
 		`{"path":"f.txt","other":1}`,
 		`{"path":"g.txt","limit":12345678901234567890}`,
 		`[1, 2.50, -0]`,
