@@ -125,7 +125,10 @@ main() {
   [[ "$SEED" == random || "$SEED" =~ ^[0-9]+$ ]] || { log "SEED must be a number or random, got '$SEED'"; exit 2; }
   build
   make_workspace
-  export TOOLWARDEN_AUDIT_PATH="$tmp/audit.jsonl" TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=1000000
+  # The default limits (10,000 calls and 256 MiB of output per identity
+  # and hour) would stop a long run: raised here, for the benchmark only.
+  export TOOLWARDEN_AUDIT_PATH="$tmp/audit.jsonl" TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=10000000 \
+    TOOLWARDEN_LIMITS_MAX_OUTPUT_BYTES_PER_SESSION=1099511627776
   local targets=() ref=""
   if [[ "$REFERENCE" == 1 ]]; then
     ref="$("$repo/scripts/bench/setup-reference-fs" | tail -n 1)"
