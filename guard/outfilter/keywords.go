@@ -112,13 +112,11 @@ func (d *keywordDFA) link(goTo [][]int32) {
 // last byte. A run of white space counts as one space, so "ignore
 // previous" matches "ignore  previous"; patterns without white space
 // (gitleaks' keywords) are unaffected, and their start is their end minus
-// their length. A long string is walked in two lanes (see lanes).
+// their length. A long string is walked in four lanes (see lanes).
 func (d *keywordDFA) walk(s string, fn func(end int, pattern int32)) {
-	if len(s) >= max(twoLanes, 4*d.depth) {
-		if m := len(s) / 2; d.laneStart(s, m) > 0 {
-			d.lanes(s, m, d.laneStart(s, m), fn)
-			return
-		}
+	if m, b, ok := d.laneStarts(s); ok {
+		d.lanes(s, m, b, fn)
+		return
 	}
 	d.walkFrom(s, 0, 0, fn)
 }
@@ -126,16 +124,53 @@ func (d *keywordDFA) walk(s string, fn func(end int, pattern int32)) {
 // walkFrom walks s[from:] from state, calling fn for every occurrence,
 // and returns the state it ends in.
 func (d *keywordDFA) walkFrom(s string, from int, state int32, fn func(end int, pattern int32)) int32 {
+	return d.walkSpan(s, from, from, len(s), state, fn)
+}
+
+// walkSpan walks s[i:to] from state, calling fn for every occurrence that
+// ends at report or after, and returns the state it ends in.
+func (d *keywordDFA) walkSpan(s string, i, report, to int, state int32, fn func(end int, pattern int32)) int32 {
 	n := int32(d.nclass)
-	for i := from; i < len(s); i++ {
+	for ; i < to; i++ {
 		if state = d.next[state+int32(d.class[s[i]])]; state < 0 {
-			state = -state
-			for _, p := range d.out[state/n] {
-				fn(i, p)
+			if state = -state; i >= report {
+				for _, p := range d.out[state/n] {
+					fn(i, p)
+				}
 			}
 		}
 	}
 	return state
+}
+
+// keepSpan is walkSpan keeping the occurrences in hits.
+func (d *keywordDFA) keepSpan(s string, i, report, to int, state int32, hits *[]laneHit) {
+	n := int32(d.nclass)
+	for ; i < to; i++ {
+		if state = d.next[state+int32(d.class[s[i]])]; state < 0 {
+			if state = -state; i >= report {
+				for _, p := range d.out[state/n] {
+					*hits = append(*hits, laneHit{int32(i), p})
+				}
+			}
+		}
+	}
+}
+
+// laneStarts is where the three later lanes of s begin to report (m,
+// see quarters) and where each starts (b, see laneStart); ok is false
+// when s is too short for lanes or has no such starts.
+func (d *keywordDFA) laneStarts(s string) (m, b [3]int, ok bool) {
+	if len(s) < max(twoLanes, 4*d.depth) {
+		return m, b, false
+	}
+	m[0], m[1], m[2] = quarters(len(s), d.depth)
+	for k := range m {
+		if b[k] = d.laneStart(s, m[k]); b[k] == 0 {
+			return m, b, false
+		}
+	}
+	return m, b, true
 }
 
 // laneStart is where a walk started at the root is, by m, in the state
@@ -154,46 +189,82 @@ func (d *keywordDFA) laneStart(s string, m int) int {
 	return i
 }
 
-// laneHit is an occurrence the second lane found, reported after the
-// first lane's.
+// laneHit is an occurrence a later lane found, reported after the
+// earlier lanes'.
 type laneHit struct{ end, pattern int32 }
 
-var laneHits = sync.Pool{New: func() any { return new([]laneHit) }}
+// laneHitLists are the occurrences the three later lanes found.
+type laneHitLists [3][]laneHit
 
-// lanes is walk in two lanes side by side: one over s[:m] from the root,
-// the other from the root at b, laneStart(s, m), to the end, reporting
-// only what ends at m or after. A walk waits on each step's table lookup for
-// the next, so two run in about the time of one. The second lane's
-// occurrences are kept and reported after the first lane's, in order.
-func (d *keywordDFA) lanes(s string, m, b int, fn func(end int, pattern int32)) {
+var laneHits = sync.Pool{New: func() any { return new(laneHitLists) }}
+
+// lanes is walk in four lanes side by side: the first over s[:m[0]] from
+// the root, lane k (1 to 3) from the root at b[k-1] to m[k] (the last to
+// the end), reporting only what ends at m[k-1] or after. A walk waits on
+// each step's table lookup for the next, and a call's lookups mostly miss
+// the cache, so four run in about the time of one. The later lanes'
+// occurrences are kept and reported after the first lane's, lane by lane,
+// so in order.
+func (d *keywordDFA) lanes(s string, m, b [3]int, fn func(end int, pattern int32)) {
 	n := int32(d.nclass)
-	later := laneHits.Get().(*[]laneHit)
-	a, sa, sb := 0, int32(0), int32(0)
-	for ; a < m; a, b = a+1, b+1 {
+	later := laneHits.Get().(*laneHitLists)
+	// Each later lane is at least as long as the first (see quarters;
+	// laneStart is at least d.depth bytes before its m): the first ends
+	// with the loop, the others go on alone to their ends.
+	ends := [3]int{m[1], m[2], len(s)}
+	a, p1, p2, p3 := 0, b[0], b[1], b[2]
+	var sa, s1, s2, s3 int32
+	for ; a < m[0]; a, p1, p2, p3 = a+1, p1+1, p2+1, p3+1 {
 		sa = d.next[sa+int32(d.class[s[a]])]
-		sb = d.next[sb+int32(d.class[s[b]])]
+		s1 = d.next[s1+int32(d.class[s[p1]])]
+		s2 = d.next[s2+int32(d.class[s[p2]])]
+		s3 = d.next[s3+int32(d.class[s[p3]])]
+		if sa|s1|s2|s3 >= 0 {
+			continue
+		}
 		if sa < 0 {
 			sa = -sa
 			for _, p := range d.out[sa/n] {
 				fn(a, p)
 			}
 		}
-		if sb < 0 {
-			if sb = -sb; b >= m {
-				for _, p := range d.out[sb/n] {
-					*later = append(*later, laneHit{int32(b), p})
+		if s1 < 0 {
+			if s1 = -s1; p1 >= m[0] {
+				for _, p := range d.out[s1/n] {
+					later[0] = append(later[0], laneHit{int32(p1), p})
+				}
+			}
+		}
+		if s2 < 0 {
+			if s2 = -s2; p2 >= m[1] {
+				for _, p := range d.out[s2/n] {
+					later[1] = append(later[1], laneHit{int32(p2), p})
+				}
+			}
+		}
+		if s3 < 0 {
+			if s3 = -s3; p3 >= m[2] {
+				for _, p := range d.out[s3/n] {
+					later[2] = append(later[2], laneHit{int32(p3), p})
 				}
 			}
 		}
 	}
-	for _, h := range *later {
-		fn(int(h.end), h.pattern)
+	d.keepSpan(s, p1, m[0], ends[0], s1, &later[0])
+	d.keepSpan(s, p2, m[1], ends[1], s2, &later[1])
+	for k := range later {
+		for _, h := range later[k] {
+			fn(int(h.end), h.pattern)
+		}
 	}
-	d.walkFrom(s, b, sb, fn)
-	if cap(*later) <= 1<<16 {
-		*later = (*later)[:0]
-		laneHits.Put(later)
+	d.walkSpan(s, p3, m[2], ends[2], s3, fn)
+	for k := range later {
+		if cap(later[k]) > 1<<16 {
+			later[k] = nil
+		}
+		later[k] = later[k][:0]
 	}
+	laneHits.Put(later)
 }
 
 // premultiply turns the table into the one walk runs: every state a white
