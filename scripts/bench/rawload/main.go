@@ -2,8 +2,10 @@
 // in the measured path: it writes newline-delimited JSON-RPC to a stdio
 // server's pipes, or plain HTTP POSTs to a streamable-HTTP endpoint, and
 // matches answers by id. With several --target flags it runs the targets
-// alternately in rounds (each server started once and kept warm) and prints
-// each round's p50/p99 ratio to the first target, then the medians.
+// alternately in rounds (each server started once and kept warm; each
+// round starts one target later than the one before, so that none always
+// follows the same one) and prints each round's p50/p99 ratio to the
+// first target, then the medians.
 //
 //	rawload --target tw=stdio:"toolwarden serve --workspace /ws" \
 //	        --target bare=stdio:"bareserver --root /ws" \
@@ -130,7 +132,8 @@ func run(ctx context.Context, cfg config) error {
 	}
 	rounds := make([][]stats, len(conns))
 	for r := 0; r < cfg.rounds; r++ {
-		for i, c := range conns {
+		for _, i := range roundOrder(len(conns), r) {
+			c := conns[i]
 			var st stats
 			cpu, err := cpuPerCall(c, cfg.n, func() (err error) {
 				st, err = load(ctx, cfg, cfg.targets[i], c, cfg.n)
@@ -154,4 +157,17 @@ func dial(ctx context.Context, cfg config, t targetSpec) (conn, error) {
 		return dialHTTP(ctx, cfg, t.addr, t.tool)
 	}
 	return dialStdio(ctx, cfg, t.addr)
+}
+
+// roundOrder is the order round r (from 0) calls n targets in: each round
+// starts one target later than the one before, so that over n rounds
+// each target runs once in each place (first after the pause between
+// rounds, last after all the others) and no server gains or loses from
+// always following the same one.
+func roundOrder(n, r int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (r + k) % n
+	}
+	return order
 }
