@@ -6,13 +6,14 @@
 # server per round and their medians.
 #
 # Usage (from anywhere inside the repo):
-#   scripts/bench/compare.sh                     # stdio, 5 rounds of 2000 calls
+#   scripts/bench/compare.sh                     # stdio, 6 rounds of 2000 calls
 #   MODE=http CONCURRENCY=16 scripts/bench/compare.sh
 #   PROTOCOL=2026-07-28 MODE=http scripts/bench/compare.sh
 #
 # Environment:
 #   N            measured calls per server per round (default 2000)
-#   ROUNDS       alternating rounds (default 5)
+#   ROUNDS       alternating rounds (default 6; a multiple of the number of
+#                servers gives each one every place in a round equally)
 #   WARMUP       unmeasured calls per server first (default 200)
 #   CONCURRENCY  calls in flight per server (default 1)
 #   MODE         stdio (default) or http
@@ -29,7 +30,7 @@
 set -euo pipefail
 
 N="${N:-2000}"
-ROUNDS="${ROUNDS:-5}"
+ROUNDS="${ROUNDS:-6}"
 WARMUP="${WARMUP:-200}"
 CONCURRENCY="${CONCURRENCY:-1}"
 MODE="${MODE:-stdio}"
