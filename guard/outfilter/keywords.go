@@ -143,25 +143,11 @@ func (d *keywordDFA) walkSpan(s string, i, report, to int, state int32, fn func(
 	return state
 }
 
-// keepSpan is walkSpan keeping the occurrences in hits.
-func (d *keywordDFA) keepSpan(s string, i, report, to int, state int32, hits *[]laneHit) {
-	n := int32(d.nclass)
-	for ; i < to; i++ {
-		if state = d.next[state+int32(d.class[s[i]])]; state < 0 {
-			if state = -state; i >= report {
-				for _, p := range d.out[state/n] {
-					*hits = append(*hits, laneHit{int32(i), p})
-				}
-			}
-		}
-	}
-}
-
 // laneStarts is where the three later lanes of s begin to report (m,
 // see quarters) and where each starts (b, see laneStart); ok is false
 // when s is too short for lanes or has no such starts.
 func (d *keywordDFA) laneStarts(s string) (m, b [3]int, ok bool) {
-	if len(s) < max(twoLanes, 4*d.depth) {
+	if !d.laned(len(s)) {
 		return m, b, false
 	}
 	m[0], m[1], m[2] = quarters(len(s), d.depth)
@@ -250,8 +236,11 @@ func (d *keywordDFA) lanes(s string, m, b [3]int, fn func(end int, pattern int32
 			}
 		}
 	}
-	d.keepSpan(s, p1, m[0], ends[0], s1, &later[0])
-	d.keepSpan(s, p2, m[1], ends[1], s2, &later[1])
+	keep := func(k int) func(end int, pattern int32) {
+		return func(end int, p int32) { later[k] = append(later[k], laneHit{int32(end), p}) }
+	}
+	d.walkSpan(s, p1, m[0], ends[0], s1, keep(0))
+	d.walkSpan(s, p2, m[1], ends[1], s2, keep(1))
 	for k := range later {
 		for _, h := range later[k] {
 			fn(int(h.end), h.pattern)

@@ -292,7 +292,7 @@ var quietEscapes = [256]byte{'n': '\n', 't': '\t', 'r': '\r', '"': '"', '\\': '\
 // or escape it cannot vouch for (see quietString), or a run of
 // blankStride blank bytes (collapseBlank would look at it).
 func (d *keywordDFA) escaped(w walker, s []byte, vouch func(end int, state int32) bool) (_ walker, ok bool) {
-	if len(s) >= max(twoLanes, 4*d.depth) && allPlain(s) {
+	if d.laned(len(s)) && allPlain(s) {
 		return d.plain(w, s, vouch), true
 	}
 	return d.serial(w, s, vouch)
@@ -333,8 +333,16 @@ func (d *keywordDFA) serial(w walker, s []byte, vouch func(end int, state int32)
 	return walker{state: state}, true
 }
 
-// twoLanes is the shortest string walked in lanes (see plain and lanes).
-const twoLanes = 512
+// shortestLaned is the shortest string walked in lanes (see plain and
+// lanes).
+const shortestLaned = 512
+
+// laned reports whether a string of n bytes is walked in lanes: long
+// enough to be worth it, and for each lane to start d.depth bytes before
+// its quarter.
+func (d *keywordDFA) laned(n int) bool {
+	return n >= max(shortestLaned, 4*d.depth)
+}
 
 // allPlain reports whether s holds only plain bytes: no blank, no escape.
 func allPlain(s []byte) bool {

@@ -205,7 +205,7 @@ func TestPlainWalkIsTheSerialOne(t *testing.T) {
 			}
 			copy(s[at:], p)
 		}
-		require.True(t, len(s) >= max(twoLanes, 4*d.depth) && allPlain(s))
+		require.True(t, d.laned(len(s)) && allPlain(s))
 		w := starts[n%len(starts)]
 		var two, one []hit
 		gotW, gotOK := d.escaped(w, s, record(&two))
