@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -111,14 +112,88 @@ func serveHandlers(j *handlerJob) {
 
 // run runs the handler and delivers what it returned.
 func (j *handlerJob) run() {
-	// mcp-go's recovery cannot reach this goroutine: a panicking tool
-	// would take the whole server down.
+	j.done <- runHandler(j.ctx, j.next, j.req)
+}
+
+// runHandler runs next, a panic turned into an internal error that fails
+// only the call: mcp-go's recovery cannot reach a handler goroutine, and
+// on a stdio worker would leave the call's ticket without its end.
+func runHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallToolRequest) (r handlerReturn) {
 	defer func() {
-		if r := recover(); r != nil {
-			j.done <- handlerReturn{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
-				"the tool %s failed unexpectedly", j.req.Params.Name)}
+		if p := recover(); p != nil {
+			r = handlerReturn{nil, toolerr.New(toolerr.Internal, "This is a server fault; report it to the operator.",
+				"the tool %s failed unexpectedly", req.Params.Name)}
 		}
 	}()
-	res, err := j.next(j.ctx, j.req)
-	j.done <- handlerReturn{res, err}
+	res, err := next(ctx, req)
+	return handlerReturn{res, err}
+}
+
+// runInPlace runs the handler on the goroutine of the call, a stdio
+// worker's: no hand-over to a handler goroutine and back, each of which
+// wakes another thread. Should the deadline pass or the client cancel
+// first, a stand-in settles the call as runWithDeadline would and answers
+// it in the worker's place (stdioTurn.standIn); the worker, once its
+// handler returns, hands what it returned to the stand-in's wait.
+func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticket, key string, next server.ToolHandlerFunc, req mcp.CallToolRequest, why stopping) *mcp.CallToolResult {
+	p := inPlaces.Get().(*inPlace)
+	p.s, p.ctx, p.turn, p.t, p.key, p.why = s, ctx, turn, t, key, why
+	stop := context.AfterFunc(ctx, p.standIn)
+	r := runHandler(ctx, next, req)
+	if stop() {
+		p.release()
+		return t.Finish(r.res, r.err)
+	}
+	p.late <- r
+	return <-p.settled
+}
+
+// inPlace is a call whose handler runs in place, as its stand-in needs it.
+type inPlace struct {
+	s       *Server
+	ctx     context.Context
+	turn    *stdioTurn
+	t       *guard.Ticket
+	key     string
+	why     stopping
+	late    chan handlerReturn
+	settled chan *mcp.CallToolResult
+	standIn func()
+}
+
+// inPlaces recycles the inPlace of calls that ended in time: a stand-in
+// never started, and never will.
+var inPlaces = sync.Pool{New: func() any {
+	p := &inPlace{late: make(chan handlerReturn, 1), settled: make(chan *mcp.CallToolResult, 1)}
+	p.standIn = p.settle
+	return p
+}}
+
+func (p *inPlace) release() {
+	p.s, p.ctx, p.turn, p.t, p.key, p.why = nil, nil, nil, nil, "", stopping{}
+	inPlaces.Put(p)
+}
+
+// settle is the stand-in: it settles the call (lateCalls.settle) and
+// answers it.
+func (p *inPlace) settle() {
+	res := p.s.late.settle(p.t, p.key, p.late, p.why.err(p.ctx))
+	p.turn.standIn(res)
+	p.settled <- res
+}
+
+// stopping is the deadline of a call and the key that set it.
+type stopping struct {
+	rule    string
+	timeout time.Duration
+}
+
+// err is what the model is told of a call whose context ended: timed
+// out, or cancelled by the client.
+func (w stopping) err(ctx context.Context) *toolerr.Error {
+	if ctx.Err() == context.DeadlineExceeded {
+		return toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+w.rule+".",
+			"the call did not finish within %s (%s)", w.rule, w.timeout).WithRule(w.rule)
+	}
+	return toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
 }

@@ -26,9 +26,11 @@ func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// StdioContext is the context stdioCalls answers calls in, for benchmarks.
+// StdioContext is the context a stdio worker answers a call in (its
+// handler runs in place), for benchmarks: it may serve any number of calls
+// that end in time.
 func StdioContext(ctx context.Context) context.Context {
-	return context.WithValue(ctx, outputAsJSON{}, true)
+	return &stdioTurn{Context: context.WithValue(ctx, outputAsJSON{}, true)}
 }
 
 // GuardedHandler is a tool's handler inside the server's middleware (the

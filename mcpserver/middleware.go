@@ -91,11 +91,16 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 // runWithDeadline runs the handler under the call deadline (callDeadline)
 // and ends the ticket with its result. Past the deadline the handler is told to stop
 // (its context ends) and lateCalls waits a grace period for it, so that
-// the audit line says what truly happened.
+// the audit line says what truly happened. A stdio worker's call runs its
+// handler in place (runInPlace), any other on a handler goroutine, so that
+// the call is answered at its deadline whatever the handler does.
 func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guard.Call, next server.ToolHandlerFunc, req mcp.CallToolRequest) *mcp.CallToolResult {
 	timeout, rule := s.callDeadline(req.Params.Name, call.Args)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if turn, ok := turnOf(ctx); ok {
+		return s.runInPlace(ctx, turn, t, call.LimitKey(), next, req, stopping{rule, timeout})
+	}
 	job := startHandler(ctx, next, req)
 	select {
 	case r := <-job.done:
@@ -103,12 +108,7 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 		return t.Finish(r.res, r.err)
 	case <-ctx.Done():
 	}
-	stop := toolerr.New(toolerr.Canceled, "", "the call was cancelled by the client")
-	if ctx.Err() == context.DeadlineExceeded {
-		stop = toolerr.New(toolerr.Timeout, "Narrow the request, or ask the operator to raise "+rule+".",
-			"the call did not finish within %s (%s)", rule, timeout).WithRule(rule)
-	}
-	return s.late.settle(t, call.LimitKey(), job.done, stop)
+	return s.late.settle(t, call.LimitKey(), job.done, stopping{rule, timeout}.err(ctx))
 }
 
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept

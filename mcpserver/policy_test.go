@@ -253,8 +253,9 @@ func TestPerToolTimeout(t *testing.T) {
 
 // TestPanickingToolFailsTheCallNotTheServer: a tool handler runs on its own
 // goroutine (so the deadline can end the call), out of reach of mcp-go's
-// recovery; a panic there must fail the call, audited, and leave the
-// server serving.
+// recovery, or in place on a stdio worker, where that recovery would leave
+// the call without its audited end; a panic must fail the call, audited,
+// and leave the server serving.
 func TestPanickingToolFailsTheCallNotTheServer(t *testing.T) {
 	boom := tools.New("boom", "Panics.", tools.Annotations{Title: "Boom", ReadOnly: true}, tools.Meta{Toolset: "test"},
 		func(ctx context.Context, in slowIn) (slowOut, error) {
@@ -263,21 +264,22 @@ func TestPanickingToolFailsTheCallNotTheServer(t *testing.T) {
 			}
 			return slowOut{Done: true}, nil
 		})
-	f := newFixture(t)
-	f.cfg.Policy.Allow = []string{"boom"}
-	audit, err := guard.OpenAuditLog(f.auditPath)
-	require.NoError(t, err)
-	t.Cleanup(func() { audit.Close() })
-	g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{boom}, audit)
-	require.NoError(t, err)
-	s := mcpserver.New(g, []tools.Tool{boom}, "test", slog.New(slog.DiscardHandler))
-	c, err := client.NewInProcessClient(s.MCP())
-	require.NoError(t, err)
-	connect(t, c)
-	e := errorOf(t, callTool(t, c, "boom", map[string]any{"wait": "panic"}))
-	require.Equal(t, toolerr.Internal, e.Code)
-	require.NotContains(t, e.Message, "goroutine", "no stack reaches the model")
-	require.False(t, callTool(t, c, "boom", map[string]any{"wait": "1ms"}).IsError, "the server still serves")
-	require.Equal(t, []string{"boom:allowed:allowed", "boom:failed:allowed", "boom:allowed:allowed", "boom:completed:allowed"},
-		auditTrail(t, f.auditPath))
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.cfg.Policy.Allow = []string{"boom"}
+			audit, err := guard.OpenAuditLog(f.auditPath)
+			require.NoError(t, err)
+			t.Cleanup(func() { audit.Close() })
+			g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{boom}, audit)
+			require.NoError(t, err)
+			c := tr.client(t, mcpserver.New(g, []tools.Tool{boom}, "test", slog.New(slog.DiscardHandler)))
+			e := errorOf(t, callTool(t, c, "boom", map[string]any{"wait": "panic"}))
+			require.Equal(t, toolerr.Internal, e.Code)
+			require.NotContains(t, e.Message, "goroutine", "no stack reaches the model")
+			require.False(t, callTool(t, c, "boom", map[string]any{"wait": "1ms"}).IsError, "the server still serves")
+			require.Equal(t, []string{"boom:allowed:allowed", "boom:failed:allowed", "boom:allowed:allowed", "boom:completed:allowed"},
+				auditTrail(t, f.auditPath))
+		})
+	}
 }

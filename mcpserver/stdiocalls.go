@@ -8,6 +8,9 @@ import (
 	"io"
 	"log"
 	"sync"
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -23,6 +26,11 @@ import (
 // encoding of the answer are done here (toolCallAnswer). Like mcp-go's,
 // a few workers take the calls from a bounded queue and a call that
 // finds the queue full is served on the reading goroutine.
+//
+// A worker runs the call's handler itself (runInPlace); should the
+// handler outlive the call's deadline, a stand-in answers the call and
+// starts a worker in its place (stdioTurn), and the stuck one ends when
+// its handler returns.
 type stdioCalls struct {
 	srv    *server.MCPServer
 	out    io.Writer // the stdioGate: one Write per message
@@ -30,8 +38,16 @@ type stdioCalls struct {
 
 	ctx    context.Context // the stdio session's, set by sessionContext
 	cancel context.CancelFunc
-	queue  chan json.RawMessage
-	wg     sync.WaitGroup
+	queue  chan stdioCall
+	// wg counts the workers' places: a worker that hands its place to a
+	// stand-in's new worker leaves it counted.
+	wg sync.WaitGroup
+}
+
+// stdioCall is a tools/call request and its id as sent.
+type stdioCall struct {
+	req json.RawMessage
+	id  jsontext.Value
 }
 
 // The worker pool and queue sizes of mcp-go's stdio server (its defaults,
@@ -42,7 +58,7 @@ const (
 )
 
 func newStdioCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *stdioCalls {
-	return &stdioCalls{srv: srv, out: out, errLog: errLog, queue: make(chan json.RawMessage, stdioCallQueue)}
+	return &stdioCalls{srv: srv, out: out, errLog: errLog, queue: make(chan stdioCall, stdioCallQueue)}
 }
 
 // sessionContext is mcp-go's stdio context hook: it is handed the
@@ -50,27 +66,37 @@ func newStdioCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *st
 // line is read, keeps it for the calls, and starts the workers.
 func (c *stdioCalls) sessionContext(ctx context.Context) context.Context {
 	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, outputAsJSON{}, true))
+	c.wg.Add(stdioCallWorkers)
 	for range stdioCallWorkers {
-		c.wg.Go(c.work)
+		go c.work()
 	}
 	return ctx
 }
 
 // serve queues a tools/call request, or serves it now when the queue is
-// full (which holds the next line back, as mcp-go does).
-func (c *stdioCalls) serve(req json.RawMessage) {
+// full (which holds the next line back, as mcp-go does). A call served
+// here runs its handler on a handler goroutine (runWithDeadline), so that
+// a handler that outlives its deadline cannot hold the reading back.
+func (c *stdioCalls) serve(req json.RawMessage, id jsontext.Value) {
 	select {
-	case c.queue <- req:
+	case c.queue <- stdioCall{req, id}:
 	default:
 		c.errLog.Printf("Tool call queue full, processing synchronously")
-		c.answer(req)
+		c.answer(c.ctx, req)
 	}
 }
 
+// work serves queued calls until the queue closes, or until a stand-in
+// has taken this worker's place.
 func (c *stdioCalls) work() {
-	for req := range c.queue {
-		c.answer(req)
+	for call := range c.queue {
+		turn := &stdioTurn{Context: c.ctx, calls: c, id: call.id}
+		c.answer(turn, call.req)
+		if turn.took.Load() {
+			return // the place is the stand-in's worker's now
+		}
 	}
+	c.wg.Done()
 }
 
 // close ends the calls once input has ended: their context is cancelled,
@@ -84,12 +110,20 @@ func (c *stdioCalls) close() {
 	c.wg.Wait()
 }
 
-// answer has mcp-go answer req and writes the answer.
-func (c *stdioCalls) answer(req json.RawMessage) {
-	msg := c.handle(req)
-	if msg == nil {
+// answer has mcp-go answer req and writes the answer, unless a stand-in
+// answered it already.
+func (c *stdioCalls) answer(ctx context.Context, req json.RawMessage) {
+	msg := c.handle(ctx, req)
+	if turn, ok := ctx.(*stdioTurn); ok && turn.took.Load() {
 		return
 	}
+	if msg != nil {
+		c.write(msg)
+	}
+}
+
+// write writes msg, one answer.
+func (c *stdioCalls) write(msg mcp.JSONRPCMessage) {
 	buf := answerBuffers.Get().(*bytes.Buffer)
 	defer putAnswerBuffer(buf)
 	if err := writeAnswer(buf, msg); err != nil {
@@ -104,7 +138,7 @@ func (c *stdioCalls) answer(req json.RawMessage) {
 
 // handle runs HandleMessage, a panic turned into the INTERNAL_ERROR answer
 // mcp-go's worker would give.
-func (c *stdioCalls) handle(req json.RawMessage) (msg mcp.JSONRPCMessage) {
+func (c *stdioCalls) handle(ctx context.Context, req json.RawMessage) (msg mcp.JSONRPCMessage) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.errLog.Printf("panic recovered in stdio tool call worker: %v", r)
@@ -115,5 +149,47 @@ func (c *stdioCalls) handle(req json.RawMessage) (msg mcp.JSONRPCMessage) {
 			msg = mcp.NewJSONRPCError(head.ID, mcp.INTERNAL_ERROR, fmt.Sprintf("internal panic: %v", r), nil)
 		}
 	}()
-	return c.srv.HandleMessage(c.ctx, req)
+	return c.srv.HandleMessage(ctx, req)
+}
+
+// stdioTurn is the context of one call a stdio worker serves: the
+// session's, and the means to answer the call in the worker's place. It
+// lets the call's handler run on the worker itself (runInPlace).
+type stdioTurn struct {
+	context.Context
+	calls *stdioCalls // nil: nobody to answer (a benchmark)
+	id    jsontext.Value
+	// took is set once a stand-in has answered the call.
+	took atomic.Bool
+}
+
+// turnKey finds a call's stdioTurn among its context's values.
+type turnKey struct{}
+
+func (t *stdioTurn) Value(key any) any {
+	if key == (turnKey{}) {
+		return t
+	}
+	return t.Context.Value(key)
+}
+
+// turnOf returns the stdioTurn of a call a stdio worker serves, if its
+// handler may still run in place.
+func turnOf(ctx context.Context) (*stdioTurn, bool) {
+	t, ok := ctx.Value(turnKey{}).(*stdioTurn)
+	return t, ok && !t.took.Load()
+}
+
+// standIn answers the call with res, as mcp-go would have (the id as it
+// reads it), and starts a worker in the place of the one still running
+// the call's handler.
+func (t *stdioTurn) standIn(res *mcp.CallToolResult) {
+	t.took.Store(true)
+	if t.calls == nil {
+		return
+	}
+	var id any
+	_ = json.Unmarshal(t.id, &id)
+	t.calls.write(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), res))
+	go t.calls.work()
 }

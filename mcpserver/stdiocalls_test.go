@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard"
@@ -47,6 +49,10 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 	require.Equal(t, `"fast"`, string(r.ID), "the fast call is answered while the slow one runs")
 	require.Contains(t, string(r.Result), "hello from toolwarden")
 
+	// A cancellation of a request not yet running is ignored (as the spec
+	// allows): wait for the slow call's handler first, audited as it starts.
+	require.Eventually(t, func() bool { return slices.Contains(auditTrail(t, f.auditPath), "write_file:allowed:allowed") },
+		20*time.Second, 5*time.Millisecond, "the slow call never started")
 	r = c.roundTrip(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"test"}}`)
 	require.Equal(t, `"slow"`, string(r.ID))
 	require.Contains(t, string(r.Result), "cancel", "the slow call ends cancelled")

@@ -110,7 +110,7 @@ func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
 		if f.calls != nil && m.Method == string(mcp.MethodToolsCall) {
-			f.calls.serve(line)
+			f.calls.serve(line, m.ID)
 			return nil
 		}
 	case jsonrpcstrict.Response:
