@@ -41,6 +41,16 @@ func quietCorpus(t testing.TB, f *Filter) []string {
 	for _, b := range [][]byte{random, append([]byte("an ASCII head long enough to pass the probe, then binary: "), random...)} {
 		docs = append(docs, quoteJSON(t, []string{base64.StdEncoding.EncodeToString(b), base64.RawURLEncoding.EncodeToString(b)}))
 	}
+	// Long strings with line breaks, tabs and quotes (source text): a
+	// secret at either end, across where a lane would begin, after a quote
+	// or before a backslash.
+	source := strings.Repeat("func (s *Set) read(path string) error {\n\treturn s.key(\"api\", token)\n}\n", 12)
+	for i, s := range fakesecret.All(54) {
+		at := []int{0, len(source) / 4, len(source) / 2, len(source) - 3, len(source)}[i%5]
+		docs = append(docs,
+			quoteJSON(t, map[string]any{"content": source[:at] + s.Line + "\n" + source[at:], "n": 1}),
+			quoteJSON(t, map[string]any{"content": source[:at] + "\"" + s.Value + "\\" + source[at:]}))
+	}
 	for _, s := range fakesecret.All(53) {
 		docs = append(docs,
 			quoteJSON(t, map[string]any{"content": s.Line, "n": 1}),
@@ -107,6 +117,8 @@ func TestQuietAgreesWithFullPath(t *testing.T) {
 	for _, doc := range []string{
 		quoteJSON(t, map[string]any{"path": "bench.txt", "content": strings.Repeat("0123456789abcdef\n", 241), "size": 4097, "lines": 241}),
 		quoteJSON(t, map[string]any{"path": "main.go", "content": "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"}),
+		// Long source text with keywords ("key", "token", "api") but no secret.
+		quoteJSON(t, map[string]any{"path": "set.go", "content": strings.Repeat("func (s *Set) read(path string) error {\n\treturn s.key(\"api\", token)\n}\n", 60)}),
 		quoteJSON(t, map[string]any{"path": "bench.txt", "content": base64.StdEncoding.EncodeToString(random), "size": 4096}), // compare.sh's file
 		quoteJSON(t, map[string]any{"entries": []map[string]any{{"name": "a.txt", "type": "file", "size": 3}, {"name": "src", "type": "dir"}}}),
 	} {
