@@ -249,6 +249,7 @@ func (a *AuditLog) append(e Entry) (uint64, error) {
 		return 0, err
 	}
 	a.active = now
+	a.armPoll() // pushed back: this append looks for a waiter itself
 	for {
 		last, size, err := a.lastEntry()
 		if err != nil {

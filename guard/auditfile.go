@@ -57,7 +57,10 @@ func (a *AuditLog) hold(now time.Time) error {
 }
 
 // armPoll starts watching, while the lock is held, for a process that
-// waits for it, and for this one going idle.
+// waits for it, and for this one going idle: pollEvery after the latest
+// append, which each append checks itself (AuditLog.append), so that a
+// busy log's timer never fires (each firing woke a thread of an
+// otherwise idle process: ~6% of a stdio call's CPU).
 func (a *AuditLog) armPoll() {
 	if a.poll == nil {
 		a.poll = time.AfterFunc(pollEvery, a.pollLock)

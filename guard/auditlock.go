@@ -18,8 +18,9 @@ import (
 // flock around each line cost two of the append's six system calls), and
 // gives it up as soon as another one wants it: a process about to wait for
 // the flock counts itself in the lock file's first word, which every
-// holder maps into memory and reads at each append and every pollEvery
-// while it holds the lock. A holder idle for idleRelease lets go anyway.
+// holder maps into memory and reads at each append and, while it holds
+// the lock, every pollEvery from its latest append on. A holder idle for
+// idleRelease lets go anyway.
 //
 // The count is a hint, the flock the guarantee: a process killed while
 // waiting leaves the count raised, which only makes the holder give the
