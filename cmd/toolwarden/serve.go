@@ -67,7 +67,9 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 	}
 	defer stopApprovals()
 	if cfg.HTTP.Addr == "" {
-		return b.ServeStdio(cmd.Context(), os.Stdin, os.Stdout, os.Stderr)
+		in, restore := mcpserver.PollableInput(os.Stdin)
+		defer restore()
+		return b.ServeStdio(cmd.Context(), in, os.Stdout, os.Stderr)
 	}
 	return serveHTTP(cmd, b, cfg, log, obs.wrapHTTP())
 }
