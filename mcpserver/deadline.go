@@ -142,6 +142,7 @@ func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticke
 	r := runHandler(ctx, next, req)
 	if stop() {
 		p.release()
+		turn.done()
 		return t.Finish(r.res, r.err)
 	}
 	p.late <- r

@@ -159,8 +159,10 @@ type stdioTurn struct {
 	context.Context
 	calls *stdioCalls // nil: nobody to answer (a benchmark)
 	id    jsontext.Value
-	// took is set once a stand-in has answered the call.
-	took atomic.Bool
+	// took is set once a stand-in has answered the call; running while
+	// a handler runs in place, so that a call made from inside it (with
+	// its context) takes a handler goroutine rather than this turn.
+	took, running atomic.Bool
 }
 
 // turnKey finds a call's stdioTurn among its context's values.
@@ -174,11 +176,16 @@ func (t *stdioTurn) Value(key any) any {
 }
 
 // turnOf returns the stdioTurn of a call a stdio worker serves, if its
-// handler may still run in place.
+// handler may run in place: no stand-in has answered the call, and no
+// handler runs in place already. The caller then owns it until done.
 func turnOf(ctx context.Context) (*stdioTurn, bool) {
 	t, ok := ctx.Value(turnKey{}).(*stdioTurn)
-	return t, ok && !t.took.Load()
+	return t, ok && !t.took.Load() && t.running.CompareAndSwap(false, true)
 }
+
+// done gives the turn back once a handler run in place has returned in
+// time (mcp-go may run the handler again, with the client's answers).
+func (t *stdioTurn) done() { t.running.Store(false) }
 
 // standIn answers the call with res, as mcp-go would have (the id as it
 // reads it), and starts a worker in the place of the one still running
