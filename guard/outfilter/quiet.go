@@ -2,6 +2,7 @@ package outfilter
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -23,6 +24,7 @@ import (
 // quietDoc is the state of one quietJSON.
 type quietDoc struct {
 	f       *Filter
+	dec     *quietDecoder
 	objects []bool // per open container: is it an object?
 	name    []byte // the last member name, quoted form
 	value   walker // the automaton's state after `"name": "`, for the value that follows
@@ -40,7 +42,7 @@ func (f *Filter) quietJSON(raw []byte, rep *Report) bool {
 	d := quietDecoders.Get().(*quietDecoder)
 	defer d.release()
 	dec := d.reset(raw)
-	q := quietDoc{f: f, scratch: Report{checks: rep.checks}}
+	q := quietDoc{f: f, dec: d, scratch: Report{checks: rep.checks}}
 	for {
 		switch dec.PeekKind() {
 		case '"':
@@ -81,8 +83,9 @@ func (f *Filter) quietJSON(raw []byte, rep *Report) bool {
 // quietDecoder is a decoder reading a document in place, recycled: the
 // quiet path runs on every structured result.
 type quietDecoder struct {
-	buf bytes.Buffer // a *bytes.Buffer is read without a copy
-	dec *jsontext.Decoder
+	buf  bytes.Buffer // a *bytes.Buffer is read without a copy
+	dec  *jsontext.Decoder
+	text []byte // a string's decoded bytes (keywordDFA.escaped)
 }
 
 var quietDecoders = sync.Pool{New: func() any {
@@ -101,6 +104,9 @@ func (d *quietDecoder) reset(raw []byte) *jsontext.Decoder {
 // release drops the document and recycles the decoder.
 func (d *quietDecoder) release() {
 	d.buf = bytes.Buffer{}
+	if cap(d.text) > 64<<10 {
+		d.text = nil // a large string's: not kept
+	}
 	d.dec.Reset(&d.buf, jsonOptions...)
 	quietDecoders.Put(d)
 }
@@ -158,14 +164,14 @@ func quoted(dst, s []byte) []byte {
 // quotes) is s passes every step of member unchanged and unreported,
 // with the automaton started at w; member values also end in a quote.
 // It decides on what it is sure of and gives up (false) on anything
-// rarer: a \u, \b, \f or \/ escape, a byte outside printable ASCII, a
+// rarer: a \u escape (but those of <, > and &), a \b, \f or \/ escape,
+// a byte outside printable ASCII, a
 // keyword that may lead to a secret (see vouch) or a marker, base64 of
 // text, "![", or a run of blankStride blank characters. The rule checks
 // it runs are added to the report's.
 func (q *quietDoc) quietString(s []byte, w walker, quoted bool) bool {
 	f := q.f
-	q.hits = hitState{s: s, escapes: bytes.IndexByte(s, '\\') >= 0, spent: q.scratch.checks}
-	w, ok := f.keys.escaped(w, s, q.vouch)
+	w, ok := q.walk(w, s)
 	if !ok || w.hit || quoted && f.keys.literal(w, `"`).hit {
 		return false
 	}
@@ -173,9 +179,35 @@ func (q *quietDoc) quietString(s []byte, w walker, quoted bool) bool {
 	return !bytes.Contains(s, []byte("![")) && (!mayBeBase64(s) || binaryBase64(string(s)))
 }
 
+// walk is keywordDFA.escaped for quietString, with q.hits set for vouch.
+// A long string of plain bytes is walked in lanes as it is; one with
+// blanks or escapes is first decoded (unescapeQuiet) into the decoder's
+// buffer and walked in lanes there, and vouch then sees the decoded text,
+// which the full path's rules read, at the offsets the lanes give.
+func (q *quietDoc) walk(w walker, s []byte) (walker, bool) {
+	keys := q.f.keys
+	q.hits = hitState{s: s, escapes: bytes.IndexByte(s, '\\') >= 0, spent: q.scratch.checks}
+	switch {
+	case !keys.laned(len(s)) || q.dec == nil:
+		return keys.serial(w, s, q.vouch)
+	case allPlain(s):
+		return keys.plain(w, s, q.vouch), true
+	}
+	text, ok := unescapeQuiet(q.dec.text[:0], s)
+	q.dec.text = text
+	if !ok {
+		return w, false
+	}
+	if !keys.laned(len(text)) {
+		return keys.serial(w, s, q.vouch)
+	}
+	q.hits.s, q.hits.escapes = text, false
+	return keys.plain(w, text, q.vouch), true
+}
+
 // hitState is what vouch needs of the string quietString walks.
 type hitState struct {
-	s       []byte // the quoted form
+	s       []byte // the quoted form, or the decoded text walk walked
 	text    string // s as text, made at the first hit
 	escapes bool   // s holds an escape: offsets in s are not the text's
 	spent   int    // the report's checks, with those run so far
@@ -188,7 +220,8 @@ type hitState struct {
 // "sk" or "ey" (Twilio's and the JWT's keywords), which would otherwise
 // cost member's whole path. A marker or tool name, a rule with windows,
 // a keyword begun before the string, an escape in it, a match or too
-// many checks: false.
+// many checks: false. (An escape in the decoded text walk walked is no
+// escape: its offsets are the text's.)
 func (q *quietDoc) vouch(end int, state int32) bool {
 	f, h := q.f, &q.hits
 	if h.escapes {
@@ -286,6 +319,32 @@ var quietKinds = func() (t [256]uint8) {
 // plain (see plainASCII) and not in the base64 alphabet.
 var quietEscapes = [256]byte{'n': '\n', 't': '\t', 'r': '\r', '"': '"', '\\': '\\'}
 
+// quietEscape decodes the escape at s[i], a backslash: the byte it stands
+// for and its length, or a length of 0 for one escaped cannot vouch for.
+// Besides quietEscapes, these are the \u escapes encoding/json writes for
+// <, > and & (structured content is HTML-safe JSON), which are plain and
+// not in the base64 alphabet either.
+func quietEscape(s []byte, i int) (c byte, n int) {
+	if i+1 >= len(s) {
+		return 0, 0
+	}
+	if c = quietEscapes[s[i+1]]; c != 0 {
+		return c, 2
+	}
+	if s[i+1] != 'u' || i+6 > len(s) || s[i+2] != '0' || s[i+3] != '0' {
+		return 0, 0
+	}
+	switch string(s[i+4 : i+6]) {
+	case "3c", "3C":
+		return '<', 6
+	case "3e", "3E":
+		return '>', 6
+	case "26":
+		return '&', 6
+	}
+	return 0, 0
+}
+
 // escaped feeds the string whose quoted form is s, decoding its escapes,
 // and stops at the first hit that vouch, when given, does not pass (it
 // gets the hit's last byte and state). ok is false when s holds a byte
@@ -296,6 +355,51 @@ func (d *keywordDFA) escaped(w walker, s []byte, vouch func(end int, state int32
 		return d.plain(w, s, vouch), true
 	}
 	return d.serial(w, s, vouch)
+}
+
+// unescapeQuiet appends to dst the bytes serial feeds the automaton for
+// s: s with its escapes decoded. ok is false where serial gives up (with
+// no hit reported, where serial may report one first: quietString gives
+// up on the string either way).
+func unescapeQuiet(dst, s []byte) (_ []byte, ok bool) {
+	dst = slices.Grow(dst, len(s))
+	blanks := 0
+	for i := 0; i < len(s); {
+		if j := plainEnd(s, i); j > i {
+			dst, blanks, i = append(dst, s[i:j]...), 0, j
+			continue
+		}
+		c := s[i]
+		switch quietKinds[c] {
+		case qBlank:
+			i++
+		case qEscape:
+			e, n := quietEscape(s, i)
+			if n == 0 {
+				return dst, false
+			}
+			c, i = e, i+n
+			if quietKinds[c] != qBlank {
+				dst, blanks = append(dst, c), 0
+				continue
+			}
+		default:
+			return dst, false
+		}
+		if blanks++; blanks >= blankStride {
+			return dst, false
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
+}
+
+// plainEnd is the end of the run of plain bytes at s[i:].
+func plainEnd(s []byte, i int) int {
+	for i < len(s) && quietKinds[s[i]] == qPlain {
+		i++
+	}
+	return i
 }
 
 // serial is escaped one byte after the other.
@@ -311,10 +415,11 @@ func (d *keywordDFA) serial(w walker, s []byte, vouch func(end int, state int32)
 				return w, false
 			}
 		case qEscape:
-			if i++; i == len(s) || quietEscapes[s[i]] == 0 {
+			e, n := quietEscape(s, i)
+			if n == 0 {
 				return w, false
 			}
-			if c = quietEscapes[s[i]]; quietKinds[c] == qBlank {
+			if c, i = e, i+n-1; quietKinds[c] == qBlank {
 				if blanks++; blanks >= blankStride {
 					return w, false
 				}
@@ -354,7 +459,8 @@ func allPlain(s []byte) bool {
 	return true
 }
 
-// plain is escaped for a string of plain bytes: four walks side by side,
+// plain is escaped for a string of plain bytes (or the decoded bytes of
+// one with escapes and blanks): four walks side by side,
 // the first over the first quarter from w, each other over its quarter
 // from the root, started the longest pattern's length before it. A walk
 // waits on each step's table lookup for the next, and the lookups of a
