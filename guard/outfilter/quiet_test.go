@@ -191,6 +191,20 @@ func TestQuietVouchesForAnchoredMisses(t *testing.T) {
 	assert.False(t, quietString(`sk \"`), "an escape")
 }
 
+// vouched is a hit a quick-path walk handed to vouch: its last byte and
+// state.
+type vouched struct {
+	end   int
+	state int32
+}
+
+// recordHits is a vouch that keeps every hit in into and passes it.
+func recordHits(into *[]vouched) func(int, int32) bool {
+	return func(end int, state int32) bool { *into = append(*into, vouched{end, state}); return true }
+}
+
+func byEnd(a, b vouched) int { return a.end - b.end }
+
 // The four-lane walk of a long plain string reports the hits, and ends in
 // the state, of the walk one byte after the other: keywords and markers
 // planted anywhere (where a lane begins to report, across it, at the
@@ -205,13 +219,6 @@ func TestPlainWalkIsTheSerialOne(t *testing.T) {
 		}
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	type hit struct {
-		end   int
-		state int32
-	}
-	record := func(into *[]hit) func(int, int32) bool {
-		return func(end int, state int32) bool { *into = append(*into, hit{end, state}); return true }
-	}
 	starts := []walker{{}, d.literal(d.literal(walker{}, `"`), `api_key": "`), d.literal(walker{}, `"x": "`)}
 	for n := range 300 {
 		s := []byte(base64.StdEncoding.EncodeToString(randomBytes(uint64(n), 400+r.IntN(3000))))
@@ -226,12 +233,12 @@ func TestPlainWalkIsTheSerialOne(t *testing.T) {
 		}
 		require.True(t, d.laned(len(s)) && allPlain(s))
 		w := starts[n%len(starts)]
-		var two, one []hit
-		gotW, gotOK := d.escaped(w, s, record(&two))
-		wantW, wantOK := d.serial(w, s, record(&one))
+		var two, one []vouched
+		gotW, gotOK := d.escaped(w, s, recordHits(&two))
+		wantW, wantOK := d.serial(w, s, recordHits(&one))
 		require.Equal(t, wantOK, gotOK)
 		require.Equal(t, wantW, gotW, "final state of %q", s)
-		slices.SortFunc(two, func(a, b hit) int { return a.end - b.end })
+		slices.SortFunc(two, byEnd)
 		require.Equal(t, one, two, "hits in %q", s)
 		// Stopping at the first hit: both report one.
 		first, _ := d.escaped(w, s, nil)
@@ -255,13 +262,6 @@ func TestEscapedWalkIsTheSerialOne(t *testing.T) {
 	gaps := []string{" ", `\n`, `\t`, `\"`, `\\`, `\r\n`, "  ", `\n\t\t`}
 	rare := []string{`\u0041`, `\u003d`, `\/`, "\x01", strings.Repeat(" ", blankStride), strings.Repeat(`\n`, blankStride), "\xc3\xa9"}
 	r := rand.New(rand.NewPCG(7, 8))
-	type hit struct {
-		end   int
-		state int32
-	}
-	record := func(into *[]hit) func(int, int32) bool {
-		return func(end int, state int32) bool { *into = append(*into, hit{end, state}); return true }
-	}
 	starts := []walker{{}, d.literal(walker{}, `"x": "`)}
 	var buf []byte
 	var walked, hits, refused int
@@ -293,7 +293,7 @@ func TestEscapedWalkIsTheSerialOne(t *testing.T) {
 			s = slices.Insert(s, at, []byte(rare[r.IntN(len(rare))])...)
 		}
 		w := starts[n%len(starts)]
-		var lanes, one []hit
+		var lanes, one []vouched
 		lanesOf := func(vouch func(int, int32) bool) (walker, bool) {
 			text, ok := unescapeQuiet(buf[:0], s)
 			if buf = text; !ok {
@@ -302,8 +302,8 @@ func TestEscapedWalkIsTheSerialOne(t *testing.T) {
 			require.True(t, d.laned(len(text)))
 			return d.plain(w, text, vouch), true
 		}
-		gotW, gotOK := lanesOf(record(&lanes))
-		wantW, wantOK := d.serial(w, s, record(&one))
+		gotW, gotOK := lanesOf(recordHits(&lanes))
+		wantW, wantOK := d.serial(w, s, recordHits(&one))
 		require.Equal(t, wantOK, gotOK, "%q", s)
 		if !wantOK {
 			refused++
@@ -312,7 +312,7 @@ func TestEscapedWalkIsTheSerialOne(t *testing.T) {
 		walked++
 		hits += len(one)
 		require.Equal(t, wantW, gotW, "final state of %q", s)
-		slices.SortFunc(lanes, func(a, b hit) int { return a.end - b.end })
+		slices.SortFunc(lanes, byEnd)
 		// The serial walk's ends are offsets in s, the lanes' in the
 		// decoded text: compare their states in order.
 		require.Equal(t, len(one), len(lanes), "hits in %q", s)
