@@ -63,8 +63,15 @@ func TestContainment(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("workspace data\n"), 0o644))
 	outside := t.TempDir()
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-for-test")
-	// The last runner takes sandboxes booted ahead for the shapes below.
+	// The last runners take sandboxes booted ahead for the shapes below:
+	// waiting in warmInit, then in the Python stand-by, which every run
+	// here (bash, python -c) replaces, as a run of another program would.
 	warm := warmRunners(t, sandbox.Request{}, sandbox.Request{Workspace: ws})
+	standby := pyShape(ws)
+	standby.Env = []string{"PATH=/usr/bin:/bin", "HOME=/tmp"} // run's default
+	noWs := standby
+	noWs.Workspace = ""
+	warm = append(warm, warmRunners(t, noWs, standby)...)
 	for _, r := range append(runners(t), warm...) {
 		t.Run(r.Name(), func(t *testing.T) {
 			t.Run("reads the workspace", func(t *testing.T) {

@@ -73,8 +73,9 @@ func (r *Runsc) cgroups() bool { return !r.Rootless }
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 	if p := r.warmPool(); p != nil {
 		cpu := r.warmCPU(req.Limits)
-		if job, ok := warmJob(req, cpu); ok {
-			if w := p.take(r.shapeOf(req), cpu); w != nil {
+		sh := r.shapeOf(req)
+		if job, ok := warmJob(req, cpu); ok && p.serves(sh, req.Env) {
+			if w := p.take(sh, cpu); w != nil {
 				defer p.refill(w.shape)
 				req.Limits = req.Limits.WithDefaults()
 				return w.run(ctx, req, job)

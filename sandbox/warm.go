@@ -16,7 +16,10 @@ import (
 // Warmer is a Runner that can boot sandboxes ahead of their runs.
 type Warmer interface {
 	// Warm keeps up to size sandboxes booted for requests shaped like
-	// shapes (the same mounts and limits); size 0 turns it off.
+	// shapes (the same mounts and limits); size 0 turns it off. A shape
+	// may also give the start of the runs' argv (an interpreter and its
+	// options) and their environment: the sandboxes may then start that
+	// program ahead (a stand-by, standbyFor).
 	Warm(size int, shapes ...Request) error
 	// WarmStats counts the pool's sandboxes and the runs that took one.
 	WarmStats() WarmStats
@@ -139,6 +142,8 @@ func (r *Runsc) warmCPU(l Limits) int64 {
 type warmSandbox struct {
 	*prepared
 	shape warmShape
+	// standby is its first program when not warmInit.
+	standby *standby
 	// cpu is the RLIMIT_CPU it was booted with (rootless): a run may
 	// lower it, not raise it.
 	cpu int64
@@ -148,15 +153,18 @@ type warmSandbox struct {
 }
 
 // startWarm boots a sandbox of shape sh, with boot's timeout, whose init
-// waits for a run. It holds the netns lock shared until it is removed,
-// like a run.
-func (r *Runsc) startWarm(sh warmShape, boot Limits) (*warmSandbox, error) {
+// (warmInit, or sb when not nil) waits for a run. It holds the netns lock
+// shared until it is removed, like a run.
+func (r *Runsc) startWarm(sh warmShape, boot Limits, sb *standby) (*warmSandbox, error) {
 	unlock, err := lockNetns(r.StateDir, false)
 	if err != nil {
 		return nil, err
 	}
 	req := Request{Argv: []string{"/bin/sh", "-c", warmInit, "toolwarden-warm"},
 		Workspace: sh.workspace, WorkspaceWritable: sh.writable, Cache: sh.cache, Limits: withTimeout(sh.limits, boot.Timeout).WithDefaults()}
+	if sb != nil {
+		req.Argv, req.Env = sb.argv, sb.env
+	}
 	p, err := prepare(r, r.StateDir, req)
 	if err != nil {
 		unlock()
@@ -177,7 +185,7 @@ func (r *Runsc) startWarm(sh warmShape, boot Limits) (*warmSandbox, error) {
 		unlock()
 		return nil, err
 	}
-	return &warmSandbox{prepared: p, shape: sh, cpu: r.warmCPU(req.Limits), job: jobW, unlock: unlock}, nil
+	return &warmSandbox{prepared: p, shape: sh, standby: sb, cpu: r.warmCPU(req.Limits), job: jobW, unlock: unlock}, nil
 }
 
 func withTimeout(l Limits, d time.Duration) Limits {
@@ -245,8 +253,11 @@ type warmPool struct {
 	// them with; a run of another shape runs cold and changes nothing.
 	shapes []warmShape
 	boot   map[warmShape]Limits
-	mu     sync.Mutex
-	idle   []*warmSandbox
+	// standby is the program a shape's sandboxes start ahead, if any: the
+	// first one a shape names.
+	standby map[warmShape]*standby
+	mu      sync.Mutex
+	idle    []*warmSandbox
 	// starting counts the sandboxes of each shape being started (not yet
 	// idle); ready is signalled when one is done.
 	starting map[warmShape]int
@@ -268,7 +279,7 @@ func (r *Runsc) Warm(size int, shapes ...Request) error {
 			return fmt.Errorf("no warm sandboxes: %s is missing: %w", p, err)
 		}
 	}
-	p := &warmPool{r: r, size: size, starting: map[warmShape]int{}, boot: map[warmShape]Limits{}}
+	p := &warmPool{r: r, size: size, starting: map[warmShape]int{}, boot: map[warmShape]Limits{}, standby: map[warmShape]*standby{}}
 	p.ready = sync.NewCond(&p.mu)
 	for _, s := range shapes {
 		sh := r.shapeOf(s)
@@ -277,6 +288,11 @@ func (r *Runsc) Warm(size int, shapes ...Request) error {
 		}
 		if l := s.Limits.WithDefaults(); l.Timeout > p.boot[sh].Timeout {
 			p.boot[sh] = l
+		}
+		if p.standby[sh] == nil {
+			if sb := standbyFor(s.Argv, s.Env); sb != nil {
+				p.standby[sh] = sb
+			}
 		}
 	}
 	r.mu.Lock()
@@ -326,7 +342,7 @@ func (p *warmPool) spawn(sh warmShape) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		w, err := p.r.startWarm(sh, p.boot[sh])
+		w, err := p.r.startWarm(sh, p.boot[sh], p.standby[sh])
 		p.mu.Lock()
 		p.starting[sh]--
 		if err == nil && !p.closed {
@@ -393,6 +409,12 @@ func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 		go func() { defer p.wg.Done(); w.discard() }()
 	}
 	return got
+}
+
+// serves reports whether a run with env may take a sandbox of shape sh
+// (standby.serves); p.standby does not change once the pool is made.
+func (p *warmPool) serves(sh warmShape, env []string) bool {
+	return p.standby[sh].serves(env)
 }
 
 // refill tops the pool up with sandboxes of shape sh, after a run took

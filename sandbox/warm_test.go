@@ -56,20 +56,31 @@ func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
 	if !strings.HasPrefix(cold.Name(), "runsc") {
 		t.Skip("no runsc")
 	}
-	warm := warmRunner(t, sandbox.Request{Workspace: ws})
 	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; ` +
 		`echo "pid $$"; tr '\0' ' ' < /proc/1/cmdline; echo; tr '\0' '\n' < /proc/1/environ | sort; ` +
 		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc | grep -c '^[0-9]'; cat -`
 	req := sandbox.Request{Argv: bash(probe), Env: []string{"PATH=/usr/bin", "X=a\nb"}, Workspace: ws,
 		Files: map[string][]byte{"f": []byte("file\n")}, Stdin: []byte("stdin\n")}
-	want := run(t, cold, req)
-	before := warm.(sandbox.Warmer).WarmStats().Warm
-	got := run(t, warm, req)
-	require.Equal(t, before+1, warm.(sandbox.Warmer).WarmStats().Warm, "the run took a warm sandbox")
-	require.Equal(t, 0, want.ExitCode, string(want.Stderr))
-	require.Equal(t, string(want.Stdout), string(got.Stdout))
-	require.Equal(t, string(want.Stderr), string(got.Stderr))
-	require.Equal(t, want.ExitCode, got.ExitCode)
+	// In a sandbox waiting in warmInit, and in one waiting in the Python
+	// stand-by, which a run of bash replaces (its runs set HOME).
+	withHome := req
+	withHome.Env = append(withHome.Env, "HOME=/home")
+	for _, c := range []struct {
+		name       string
+		shape, req sandbox.Request
+	}{{"warmInit", sandbox.Request{Workspace: ws}, req}, {"python stand-by", pyShape(ws), withHome}} {
+		t.Run(c.name, func(t *testing.T) {
+			warm := warmRunner(t, c.shape)
+			want := run(t, cold, c.req)
+			before := warm.(sandbox.Warmer).WarmStats().Warm
+			got := run(t, warm, c.req)
+			require.Equal(t, before+1, warm.(sandbox.Warmer).WarmStats().Warm, "the run took a warm sandbox")
+			require.Equal(t, 0, want.ExitCode, string(want.Stderr))
+			require.Equal(t, string(want.Stdout), string(got.Stdout))
+			require.Equal(t, string(want.Stderr), string(got.Stderr))
+			require.Equal(t, want.ExitCode, got.ExitCode)
+		})
+	}
 }
 
 // Each run gets a fresh sandbox: what one run leaves in /tmp or in its
@@ -189,7 +200,8 @@ func TestWarmCrashLeavesNothing(t *testing.T) {
 func warmChild() {
 	r, err := sandbox.Detect(context.Background(), sandbox.DetectOptions{Backend: "runsc", StateDir: filepath.Join(stateDir, "runsc")})
 	if err == nil {
-		err = r.(sandbox.Warmer).Warm(2, sandbox.Request{})
+		// One sandbox waits in warmInit, one in the Python stand-by.
+		err = r.(sandbox.Warmer).Warm(2, sandbox.Request{}, pyShape(os.TempDir()))
 	}
 	if err != nil {
 		fmt.Println(err)
@@ -197,4 +209,71 @@ func warmChild() {
 	}
 	fmt.Println("ready")
 	select {}
+}
+
+// pyShape is a python script run's shape, as tools/exec declares it: its
+// sandboxes start the interpreter ahead (the stand-by).
+func pyShape(ws string) sandbox.Request {
+	return sandbox.Request{Argv: []string{"/usr/bin/python3", "-I", "-B"}, Env: []string{"PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"}, Workspace: ws}
+}
+
+// pyRun is a run of script in shape sh, as run_script makes it.
+func pyRun(sh sandbox.Request, script, stdin string, args ...string) sandbox.Request {
+	req := sh
+	req.Argv = append(append(append([]string{}, sh.Argv...), sandbox.FilesDir+"/script.py"), args...)
+	req.Files = map[string][]byte{"script.py": []byte(script)}
+	req.Stdin = []byte(stdin)
+	return req
+}
+
+// A python script run by a warm sandbox's stand-by (the interpreter started
+// ahead) prints, exits and fails as the same run cold, under gVisor.
+func TestWarmPythonRunsAsCold(t *testing.T) {
+	ws := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("data\n"), 0o644))
+	cold := runners(t)[0]
+	if !strings.HasPrefix(cold.Name(), "runsc") {
+		t.Skip("no runsc")
+	}
+	sh := pyShape(ws)
+	warm := warmRunner(t, sh)
+	scripts := map[string]string{
+		"namespace": `import sys, os, json
+g = {k: (type(v).__name__ if k in ("__builtins__", "__loader__") else v) for k, v in globals().items() if k not in ("json", "sys", "os")}
+print(json.dumps([sys.argv, sys.orig_argv, sys.path, sys.flags.isolated, sys.flags.dont_write_bytecode, sys.executable, g], default=repr))
+print(json.dumps([dict(os.environ), os.getcwd(), os.getpid(), os.getuid(), sorted(sys.modules), sys.stdin.read()]))
+print(open("data.txt").read(), open("/proc/self/status").read().count("Cap"))
+`,
+		"traceback":         "def f():\n    raise ValueError('boom') from KeyError('k')\nprint('before')\nf()\n",
+		"exit with text":    "import sys\nprint('out')\nsys.exit('bye')\n",
+		"exit status":       "import sys\nsys.exit(3)\n",
+		"syntax error":      "x = (\n",
+		"interrupt":         "raise KeyboardInterrupt\n",
+		"no such module":    "import nonexistent_module\n",
+		"atexit, threads":   "import atexit, sys, threading, time\natexit.register(lambda: print('atexit', file=sys.stderr))\nthreading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\nprint('main', end='')\n",
+		"pickle":            "import pickle\nclass C: pass\nprint(type(pickle.loads(pickle.dumps(C()))).__module__, __name__ == '__main__')\n",
+		"encoding cookie":   "# -*- coding: latin-1 -*-\nprint('caf\xe9')\n",
+		"stdin bytes":       "import sys\ndata = sys.stdin.buffer.read()\nprint(len(data), data[:5])\n",
+		"writes and limits": "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE), resource.getrlimit(resource.RLIMIT_CPU))\nopen('/tmp/x', 'w').write('x')\ntry:\n    open('/usr/pwned', 'w')\nexcept OSError as e:\n    print(e.errno)\n",
+		"network":           "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2)\nexcept OSError as e:\n    print(type(e).__name__)\n",
+	}
+	for name, script := range scripts {
+		t.Run(name, func(t *testing.T) {
+			req := pyRun(sh, script, "stdin\nbytes\x00\xff", "a", "two words", "")
+			want := run(t, cold, req)
+			before := warm.(sandbox.Warmer).WarmStats().Warm
+			got := run(t, warm, req)
+			require.Equal(t, before+1, warm.(sandbox.Warmer).WarmStats().Warm, "the run took a warm sandbox")
+			require.Equal(t, string(want.Stdout), string(got.Stdout))
+			require.Equal(t, string(want.Stderr), string(got.Stderr))
+			require.Equal(t, want.ExitCode, got.ExitCode)
+		})
+	}
+
+	// The script ran in the stand-by's process (the interpreter started
+	// ahead); it sees the stand-by's frames above its own, the one thing
+	// that tells them apart besides /proc/self/cmdline.
+	req := pyRun(sh, "import inspect\nprint(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[3], len(inspect.stack()))\n", "")
+	require.Equal(t, "b'/run/toolwarden/script.py' 1\n", string(run(t, cold, req).Stdout))
+	require.Equal(t, "b'-c' 3\n", string(run(t, warm, req).Stdout))
 }

@@ -61,7 +61,13 @@ func (s *Set) Warm() (int, error) {
 	limits.Timeout = s.cfg.Limits.MaxTimeout
 	var shapes []sandbox.Request
 	if len(s.interpreters) > 0 {
-		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable, Limits: limits})
+		shape := sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable, Limits: limits}
+		if py, ok := s.interpreters["python"]; ok {
+			// Its sandboxes may start the interpreter ahead: the argv
+			// of a python run up to the script, and its environment.
+			shape.Argv, shape.Env = py.argv[:len(py.argv)-1], scriptEnv(py)
+		}
+		shapes = append(shapes, shape)
 	}
 	for _, c := range s.cfg.Commands {
 		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable || c.WorkspaceWritable, Limits: limits})

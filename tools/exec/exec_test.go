@@ -157,7 +157,12 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 		l.Timeout = cfg.Limits.MaxTimeout // booted for the longest run
 		return sandbox.Request{Workspace: r.Workspace, WorkspaceWritable: r.WorkspaceWritable, Cache: r.Cache, Limits: l}
 	}
-	require.Contains(t, w.shapes, shape(script))
+	// A python run's shape names its interpreter and environment, for a
+	// stand-by started ahead.
+	py := shape(script)
+	py.Argv, py.Env = script.Argv[:len(script.Argv)-1], script.Env
+	require.Equal(t, []string{"/usr/bin/python3", "-I", "-B"}, py.Argv)
+	require.Contains(t, w.shapes, py)
 	require.Contains(t, w.shapes, shape(cmd))
 
 	cfg.WarmPool = 0

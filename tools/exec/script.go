@@ -109,21 +109,26 @@ func (s *Set) scriptRequest(in RunScriptIn) (sandbox.Request, error) {
 	if err != nil {
 		return sandbox.Request{}, err
 	}
-	env := append(slices.Clone(baseEnv), interp.env...)
-	if interp.cache != nil {
-		// The prepared cache is mounted at sandbox.CacheDir once ready
-		// (see waitGoCache); a go run never compiles without it.
-		env = append(env, goEnv(interp.goRoot, sandbox.CacheDir)...)
-	}
 	return sandbox.Request{
 		Argv:              append(slices.Clone(interp.argv), in.Args...),
-		Env:               env,
+		Env:               scriptEnv(interp),
 		Stdin:             []byte(in.Stdin),
 		Files:             map[string][]byte{interp.file: []byte(in.Script)},
 		Workspace:         s.workspace,
 		WorkspaceWritable: s.cfg.WorkspaceWritable,
 		Limits:            limits,
 	}, nil
+}
+
+// scriptEnv is the environment of a run of interp.
+func scriptEnv(interp interpreter) []string {
+	env := append(slices.Clone(baseEnv), interp.env...)
+	if interp.cache != nil {
+		// The prepared cache is mounted at sandbox.CacheDir once ready
+		// (see waitGoCache); a go run never compiles without it.
+		env = append(env, goEnv(interp.goRoot, sandbox.CacheDir)...)
+	}
+	return env
 }
 
 // checkArgs bounds argv elements; NUL cannot be passed in argv at all.

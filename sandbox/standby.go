@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	_ "embed"
+	"os"
+	"path"
+	"slices"
+	"strings"
+)
+
+// standbyPython is the Python stand-by (standby.py): the first program of a
+// warm sandbox booted for python scripts.
+//
+//go:embed standby.py
+var standbyPython string
+
+// standby is a program a warm sandbox starts in place of warmInit, ahead
+// of the run: it reads the same job and runs the expected program without
+// starting it again when the run is one it expects, else it becomes the
+// run's program as warmInit would.
+type standby struct {
+	// argv and env are its command line and environment.
+	argv, env []string
+}
+
+// pythonFlags are the interpreter options a stand-by may start with: they
+// take no argument and leave how the script runs to the command line.
+var pythonFlags = []string{"-I", "-B", "-E", "-s", "-P", "-u"}
+
+// standbyFor returns the stand-by for runs whose argv begins with prefix
+// (an interpreter and its options; the script and its arguments follow)
+// and whose environment is env; nil when there is none for it. The
+// environment must set HOME: a stand-by has none of runsc's to give a run
+// without one (warmInit's HOME=$HOME).
+func standbyFor(prefix, env []string) *standby {
+	if len(prefix) == 0 || !isPython3(prefix[0]) || !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+		return nil
+	}
+	for _, f := range prefix[1:] {
+		if !slices.Contains(pythonFlags, f) {
+			return nil
+		}
+	}
+	if _, err := os.Stat(prefix[0]); err != nil {
+		return nil
+	}
+	// python3 <flags> -c <stand-by> <prefix...>: the stand-by reads the
+	// runs it expects in its sys.argv.
+	argv := append(append(slices.Clone(prefix), "-c", standbyPython), prefix...)
+	return &standby{argv: argv, env: slices.Clone(env)}
+}
+
+// isPython3 reports whether p is an absolute path to python3 or
+// python3.N.
+func isPython3(p string) bool {
+	b := path.Base(p)
+	minor, dotted := strings.CutPrefix(b, "python3.")
+	return strings.HasPrefix(p, "/") && (b == "python3" || dotted && minor != "" && strings.Trim(minor, "0123456789") == "")
+}
+
+// serves reports whether a run with env may take a sandbox waiting in s:
+// one without HOME may not (see standbyFor).
+func (s *standby) serves(env []string) bool {
+	return s == nil || slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") })
+}
