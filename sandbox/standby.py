@@ -47,8 +47,10 @@ def _toolwarden_standby():
         os._exit(125)
     prog = [os.fsencode(a) for a in sys.argv[1:]]
     src = None
-    # In place only with this process's environment, entry for entry.
-    if argv[: len(prog)] == prog and len(argv) > len(prog) and argv[len(prog)].startswith(b"/") and pairs == list(os.environb.items()):
+    # In place only with this process's environment: the same entries,
+    # each once (runsc may pass them in another order than the run's).
+    same_env = len(dict(pairs)) == len(pairs) and dict(pairs) == dict(os.environb)
+    if argv[: len(prog)] == prog and len(argv) > len(prog) and argv[len(prog)].startswith(b"/") and same_env:
         try:
             with open(argv[len(prog)], "rb") as f:
                 src = f.read()

@@ -237,11 +237,13 @@ func TestWarmPythonRunsAsCold(t *testing.T) {
 	}
 	sh := pyShape(ws)
 	warm := warmRunner(t, sh)
+	// Rootless, runsc passes the environment in an order of its own, cold
+	// or warm: it is compared sorted.
 	scripts := map[string]string{
 		"namespace": `import sys, os, json
 g = {k: (type(v).__name__ if k in ("__builtins__", "__loader__") else v) for k, v in globals().items() if k not in ("json", "sys", "os")}
 print(json.dumps([sys.argv, sys.orig_argv, sys.path, sys.flags.isolated, sys.flags.dont_write_bytecode, sys.executable, g], default=repr))
-print(json.dumps([dict(os.environ), os.getcwd(), os.getpid(), os.getuid(), sorted(sys.modules), sys.stdin.read()]))
+print(json.dumps([sorted(os.environ.items()), os.getcwd(), os.getpid(), os.getuid(), sorted(sys.modules), sys.stdin.read()]))
 print(open("data.txt").read(), open("/proc/self/status").read().count("Cap"))
 `,
 		"traceback":         "def f():\n    raise ValueError('boom') from KeyError('k')\nprint('before')\nf()\n",
