@@ -38,13 +38,14 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 		env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
 	}
 	if env.Sandbox != nil && *env.Sandbox != nil {
-		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err)
+		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err, set.WarmsPython())
 	}
 	return withRunner(runner, closer), nil
 }
 
-// warmPoolText is `config check`'s line on exec.warm_pool.
-func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error) string {
+// warmPoolText is `config check`'s line on exec.warm_pool; python says
+// whether python scripts' sandboxes start the interpreter ahead.
+func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error, python bool) string {
 	_, warmer := sandbox.WarmerOf(r)
 	switch {
 	case err != nil:
@@ -56,7 +57,11 @@ func warmPoolText(r sandbox.Runner, cfg configs.Exec, got int, err error) string
 	case got == 0 && cfg.OneShot:
 		got = cfg.WarmPool
 	}
-	return fmt.Sprintf("%d %s sandboxes booted ahead while serving, each used for one run and then removed", got, r.Name())
+	ahead := ""
+	if python {
+		ahead = " (python started in them)"
+	}
+	return fmt.Sprintf("%d %s sandboxes booted ahead while serving%s, each used for one run and then removed", got, r.Name(), ahead)
 }
 
 // withRunner closes the sandbox backend (runsc unmounts its network

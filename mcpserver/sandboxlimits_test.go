@@ -72,14 +72,15 @@ func TestWarmPoolText(t *testing.T) {
 		cfg  configs.Exec
 		got  int
 		err  error
+		py   bool
 		want string
 	}{
-		{gvisor, configs.Exec{WarmPool: 2}, 2, nil, "2 runsc/systrap sandboxes booted ahead while serving, each used for one run and then removed"},
-		{gvisor, configs.Exec{WarmPool: 3, OneShot: true}, 0, nil, "3 runsc/systrap sandboxes booted ahead while serving, each used for one run and then removed"},
-		{gvisor, configs.Exec{WarmPool: 0}, 0, nil, "off (exec.warm_pool is 0)"},
-		{gvisor, configs.Exec{WarmPool: 2}, 0, errors.New("no /bin/sh"), "off: no /bin/sh"},
-		{bwrap, configs.Exec{WarmPool: 2}, 0, nil, "off: the bwrap backend starts without a boot to skip"},
+		{gvisor, configs.Exec{WarmPool: 2}, 2, nil, false, "2 runsc/systrap sandboxes booted ahead while serving, each used for one run and then removed"},
+		{gvisor, configs.Exec{WarmPool: 3, OneShot: true}, 0, nil, true, "3 runsc/systrap sandboxes booted ahead while serving (python started in them), each used for one run and then removed"},
+		{gvisor, configs.Exec{WarmPool: 0}, 0, nil, true, "off (exec.warm_pool is 0)"},
+		{gvisor, configs.Exec{WarmPool: 2}, 0, errors.New("no /bin/sh"), true, "off: no /bin/sh"},
+		{bwrap, configs.Exec{WarmPool: 2}, 0, nil, true, "off: the bwrap backend starts without a boot to skip"},
 	} {
-		require.Equal(t, c.want, warmPoolText(c.r, c.cfg, c.got, c.err))
+		require.Equal(t, c.want, warmPoolText(c.r, c.cfg, c.got, c.err, c.py))
 	}
 }

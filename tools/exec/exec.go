@@ -78,6 +78,13 @@ func (s *Set) Warm() (int, error) {
 	return w.WarmStats().Size, nil
 }
 
+// WarmsPython reports whether python scripts' sandboxes booted ahead start
+// the interpreter ahead too (Warm; run_script offers python).
+func (s *Set) WarmsPython() bool {
+	_, ok := s.interpreters["python"]
+	return ok && s.cfg.WarmPool > 0
+}
+
 // Tools returns run_script when an interpreter is offered, and run_command
 // when commands are configured.
 func (s *Set) Tools() []tools.Tool {
