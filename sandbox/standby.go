@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -56,6 +57,11 @@ func isPython3(p string) bool {
 	b := path.Base(p)
 	minor, dotted := strings.CutPrefix(b, "python3.")
 	return strings.HasPrefix(p, "/") && (b == "python3" || dotted && minor != "" && strings.Trim(minor, "0123456789") == "")
+}
+
+// job is warmJob's job as the stand-by reads it: after its length.
+func (s *standby) job(job []byte) []byte {
+	return append([]byte(strconv.Itoa(len(job))+"\n"), job...)
 }
 
 // serves reports whether a run with env may take a sandbox waiting in s:

@@ -2,40 +2,48 @@
 # for python scripts (sandbox/standby.go). The interpreter starts while the
 # sandbox waits, so a run skips Python's start-up as well as the boot.
 #
-# It reads the run from its standard input exactly as warmInit does (the
+# It reads the run from its standard input as warmInit does (the
 # RLIMIT_CPU, then the environment and argv; an empty or cut input ends it
-# with status 125) without reading past it: the rest is the script's own
-# stdin. A run of this interpreter with its flags (sys.argv[1:], the
-# command line of the runs it expects), then an absolute script path and this process's environment, runs here as
-# `python3 <flags> <script>` would: same sys.argv and sys.orig_argv, a
-# fresh __main__ namespace, the file compiled under its path, tracebacks
-# and exit status as Python prints and sets them. Any other run replaces
-# this process (execve), as env -i would start it.
+# with status 125), after a line with the job's length in bytes (a read in
+# gVisor costs tens of microseconds: the job comes in one or two reads, not
+# a byte at a time), and without reading past it: the rest is the script's
+# own stdin. A run of this interpreter with its flags (sys.argv[1:], the
+# command line of the runs it expects), then an absolute script path, and
+# this process's environment runs here as `python3 <flags> <script>`
+# would: same sys.argv and sys.orig_argv, a fresh __main__ namespace, the
+# file compiled under its path, tracebacks and exit status as Python
+# prints and sets them. Any other run replaces this process (execve), as
+# env -i would start it.
 import os
 import sys
 
 
 def _toolwarden_standby():
-    def line():
+    def read(n):
         b = bytearray()
-        while True:
-            c = os.read(0, 1)
+        while len(b) < n:
+            c = os.read(0, n - len(b))
             if not c:
                 os._exit(125)
-            if c == b"\n":
-                return bytes(b)
             b += c
+        return bytes(b)
 
     try:
-        cpu = line()
+        size = bytearray()
+        while not size.endswith(b"\n"):
+            if len(size) > 9:
+                os._exit(125)
+            size += read(1)
+        lines = iter(read(int(size)).split(b"\n"))
+        cpu = next(lines)
         if cpu != b"-":
             import resource
 
             resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu)))
             del sys.modules["resource"]
         items = []
-        for _ in range(int(line())):
-            items.append(b"\n".join(line() for _ in range(int(line()))))
+        for _ in range(int(next(lines))):
+            items.append(b"\n".join([next(lines) for _ in range(int(next(lines)))]))
     except Exception:
         os._exit(125)
 

@@ -29,7 +29,7 @@ func hostStandby(t *testing.T) *standby {
 func standbyCmd(sb *standby, job []byte, stdin string) *exec.Cmd {
 	cmd := exec.Command(sb.argv[0], sb.argv[1:]...)
 	cmd.Env = sb.env
-	cmd.Stdin = bytes.NewReader(append(job, stdin...))
+	cmd.Stdin = bytes.NewReader(append(sb.job(job), stdin...))
 	return cmd
 }
 
@@ -133,8 +133,12 @@ func TestStandbyReadsTheJobAsWarmInit(t *testing.T) {
 	sb := hostStandby(t)
 	job, ok := warmJob(Request{Argv: []string{"/bin/true"}, Env: pyEnv}, 0)
 	require.True(t, ok)
-	for _, in := range [][]byte{nil, job[:len(job)-3], []byte("x\n"), []byte("-\nnot a count\n")} {
-		err := standbyCmd(sb, in, "").Run()
+	full := sb.job(job)
+	for _, in := range [][]byte{nil, full[:len(full)-3], []byte("x\n"), []byte("1234567890123456789\n"), sb.job([]byte("-\nnot a count\n"))} {
+		cmd := exec.Command(sb.argv[0], sb.argv[1:]...)
+		cmd.Env = sb.env
+		cmd.Stdin = bytes.NewReader(in)
+		err := cmd.Run()
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "%q", in)
 		require.Equal(t, 125, ee.ExitCode(), "%q", in)

@@ -202,6 +202,9 @@ func (w *warmSandbox) run(ctx context.Context, req Request, job []byte) (Result,
 		w.end()
 		return Result{}, err
 	}
+	if w.standby != nil {
+		job = w.standby.job(job)
+	}
 	go func() {
 		// A program that exits without reading its stdin closes the
 		// pipe: the write fails, which is its business, as cold.
