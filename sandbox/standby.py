@@ -64,6 +64,8 @@ def _toolwarden_standby():
                 src = f.read()
         except OSError:
             pass
+        if src is not None and b"\0" in src:
+            src = None  # compile() words that error otherwise than python3
     if src is None:
         env = {b"HOME": os.environb.get(b"HOME", b"")}
         env.update(pairs)
@@ -91,6 +93,7 @@ def _toolwarden_run(argv, src, prog, codes):
         __annotations__={}, __builtins__=builtins, __file__=path, __cached__=None,
     )
     del builtins, loader
+
     def flush():
         # As Python does after a script, whatever its end: stderr, then
         # stdout, errors ignored.

@@ -81,6 +81,12 @@ raise ValueError("boom")
 	// runsc may pass a spec's environment in another order.
 	_, warm, _, _ = runBoth(t, sb, append(pyPrefix[:3:3], script), []string{pyEnv[2], pyEnv[0], pyEnv[1]}, "")
 	require.Equal(t, "b'-c'\n", warm)
+	// A NUL byte in the file: python3's own words.
+	require.NoError(t, os.WriteFile(script, []byte("print(1)\x00\n"), 0o600))
+	cold, warm, coldCode, warmCode = runBoth(t, sb, append(pyPrefix[:3:3], script), pyEnv, "")
+	require.Equal(t, cold, warm)
+	require.Equal(t, coldCode, warmCode)
+	require.NoError(t, os.WriteFile(script, []byte("print(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[3])\n"), 0o600))
 	// An entry twice is not the stand-by's environment.
 	_, warm, _, _ = runBoth(t, sb, append(pyPrefix[:3:3], script), append(pyEnv, pyEnv[0]), "")
 	require.Equal(t, "b'"+script+"'\n", warm, "exec'd: cmdline[3] is the script")

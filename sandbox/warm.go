@@ -293,9 +293,7 @@ func (r *Runsc) Warm(size int, shapes ...Request) error {
 			p.boot[sh] = l
 		}
 		if p.standby[sh] == nil {
-			if sb := standbyFor(s.Argv, s.Env); sb != nil {
-				p.standby[sh] = sb
-			}
+			p.standby[sh] = standbyFor(s.Argv, s.Env)
 		}
 	}
 	r.mu.Lock()
