@@ -47,15 +47,31 @@ func warmRunner(t *testing.T, shapes ...sandbox.Request) sandbox.Runner {
 	return rs[0]
 }
 
-// A warm run sees the same sandbox as a cold one: user, capabilities,
-// process 1, its environment, mounts, limits, working directory.
-func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
+// coldRunsc returns a workspace holding data.txt and runsc booting a
+// sandbox per run; it skips without runsc.
+func coldRunsc(t *testing.T) (string, sandbox.Runner) {
+	t.Helper()
 	ws := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("data\n"), 0o644))
 	cold := runners(t)[0]
 	if !strings.HasPrefix(cold.Name(), "runsc") {
 		t.Skip("no runsc")
 	}
+	return ws, cold
+}
+
+// requireSameRun fails unless got printed and ended as want.
+func requireSameRun(t *testing.T, want, got sandbox.Result) {
+	t.Helper()
+	require.Equal(t, string(want.Stdout), string(got.Stdout))
+	require.Equal(t, string(want.Stderr), string(got.Stderr))
+	require.Equal(t, want.ExitCode, got.ExitCode)
+}
+
+// A warm run sees the same sandbox as a cold one: user, capabilities,
+// process 1, its environment, mounts, limits, working directory.
+func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
+	ws, cold := coldRunsc(t)
 	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; ` +
 		`echo "pid $$"; tr '\0' ' ' < /proc/1/cmdline; echo; tr '\0' '\n' < /proc/1/environ | sort; ` +
 		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc | grep -c '^[0-9]'; cat -`
@@ -76,9 +92,7 @@ func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
 			got := run(t, warm, c.req)
 			require.Equal(t, before+1, warm.(sandbox.Warmer).WarmStats().Warm, "the run took a warm sandbox")
 			require.Equal(t, 0, want.ExitCode, string(want.Stderr))
-			require.Equal(t, string(want.Stdout), string(got.Stdout))
-			require.Equal(t, string(want.Stderr), string(got.Stderr))
-			require.Equal(t, want.ExitCode, got.ExitCode)
+			requireSameRun(t, want, got)
 		})
 	}
 }
@@ -229,12 +243,7 @@ func pyRun(sh sandbox.Request, script, stdin string, args ...string) sandbox.Req
 // A python script run by a warm sandbox's stand-by (the interpreter started
 // ahead) prints, exits and fails as the same run cold, under gVisor.
 func TestWarmPythonRunsAsCold(t *testing.T) {
-	ws := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(ws, "data.txt"), []byte("data\n"), 0o644))
-	cold := runners(t)[0]
-	if !strings.HasPrefix(cold.Name(), "runsc") {
-		t.Skip("no runsc")
-	}
+	ws, cold := coldRunsc(t)
 	sh := pyShape(ws)
 	warm := warmRunner(t, sh)
 	// Rootless, runsc passes the environment in an order of its own, cold
@@ -266,9 +275,7 @@ print(open("data.txt").read(), open("/proc/self/status").read().count("Cap"))
 			before := warm.(sandbox.Warmer).WarmStats().Warm
 			got := run(t, warm, req)
 			require.Equal(t, before+1, warm.(sandbox.Warmer).WarmStats().Warm, "the run took a warm sandbox")
-			require.Equal(t, string(want.Stdout), string(got.Stdout))
-			require.Equal(t, string(want.Stderr), string(got.Stderr))
-			require.Equal(t, want.ExitCode, got.ExitCode)
+			requireSameRun(t, want, got)
 		})
 	}
 
