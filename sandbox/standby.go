@@ -25,7 +25,9 @@ type standby struct {
 }
 
 // pythonFlags are the interpreter options a stand-by may start with: they
-// take no argument and leave how the script runs to the command line.
+// take no argument and leave how the script runs to the command line. -I
+// is required: without it python3 puts the script's directory first in
+// sys.path, which a script run in place would not have.
 var pythonFlags = []string{"-I", "-B", "-E", "-s", "-P", "-u"}
 
 // standbyFor returns the stand-by for runs whose argv begins with prefix
@@ -41,6 +43,9 @@ func standbyFor(prefix, env []string) *standby {
 		if !slices.Contains(pythonFlags, f) {
 			return nil
 		}
+	}
+	if !slices.Contains(prefix, "-I") {
+		return nil
 	}
 	if _, err := os.Stat(prefix[0]); err != nil {
 		return nil

@@ -74,6 +74,29 @@ raise ValueError("boom")
 	require.Contains(t, warm, `File "`+script+`", line 4, in <module>`)
 	require.NotContains(t, warm, "<string>", "the stand-by's own frames are not in the traceback")
 
+	// What the stand-by does around the script is not thrown by the names
+	// the script defines, and a failing excepthook or source that does not
+	// decode is reported in python3's words.
+	for name, src := range map[string]string{
+		"shadowed builtins":      "type = 'csv'\nisinstance = 1\nException = BaseException = 2\nraise ValueError('x')\n",
+		"its own SystemExit":     "import sys\nclass SystemExit(Exception): pass\nsys.exit(3)\n",
+		"an excepthook raising":  "import sys\ndef h(*a): raise RuntimeError('hook')\nsys.excepthook = h\nraise ValueError('x')\n",
+		"an excepthook of None":  "import sys\nsys.excepthook = None\nraise ValueError('x')\n",
+		"no excepthook":          "import sys\ndel sys.excepthook\nraise ValueError('x')\n",
+		"an excepthook exiting":  "import sys\nsys.excepthook = lambda *a: sys.exit(4)\nraise ValueError('x')\n",
+		"sys.last_value":         "import atexit, sys\natexit.register(lambda: print(repr(sys.last_value), sys.last_traceback.tb_frame.f_code.co_name))\nraise ValueError('v')\n",
+		"not UTF-8":              "print('\xff')\n",
+		"an ASCII cookie":        "# coding: ascii\nprint('\xc3\xa9')\n",
+		"an unknown encoding":    "# coding: nosuch\nprint(1)\n",
+		"a warning and an error": "x = 1 is 1\n\nprint(\n",
+		"the importer cache":     "import sys\nprint(list(sys.path_importer_cache)[-1:])\n",
+	} {
+		require.NoError(t, os.WriteFile(script, []byte(src), 0o600))
+		cold, warm, coldCode, warmCode := runBoth(t, sb, append(pyPrefix[:3:3], script), pyEnv, "")
+		require.Equal(t, cold, warm, name)
+		require.Equal(t, coldCode, warmCode, name)
+	}
+
 	// It ran in place: the process is the stand-by's.
 	require.NoError(t, os.WriteFile(script, []byte("print(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[3])\n"), 0o600))
 	_, warm, _, _ = runBoth(t, sb, append(pyPrefix[:3:3], script), pyEnv, "")
@@ -94,10 +117,13 @@ raise ValueError("boom")
 
 // The stand-by runs in place only the runs it expects; any other becomes
 // its program (execve) exactly as warmInit would start it (env -i, HOME
-// first).
+// first; signals as env leaves them; a file without #! run by /bin/sh; a
+// missing program reported in env's words).
 func TestStandbyExecsOtherRuns(t *testing.T) {
 	sb := hostStandby(t)
 	probe := "import os, sys, json; print(json.dumps([sys.orig_argv, dict(os.environ), sys.stdin.read(), open('/proc/self/cmdline', 'rb').read().decode()]))"
+	noShebang := filepath.Join(t.TempDir(), "prog")
+	require.NoError(t, os.WriteFile(noShebang, []byte("echo \"no #! $1\"\n"), 0o755))
 	for name, c := range map[string]struct {
 		argv, env []string
 		code      int
@@ -109,12 +135,17 @@ func TestStandbyExecsOtherRuns(t *testing.T) {
 		"the same in new order":       {append(pyPrefix[:3:3], "-c", probe), []string{"HOME=/tmp", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"}, 0},
 		"no HOME":                     {append(pyPrefix[:3:3], "-c", probe), []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}, 0},
 		"a script python cannot open": {append(pyPrefix[:3:3], "/nonexistent/script.py"), pyEnv, 2},
+		"signals":                     {bashArgv("grep SigIgn /proc/self/status; yes | head -1; echo ${PIPESTATUS[@]}"), pyEnv, 0},
+		"a file size over its limit":  {bashArgv("ulimit -f 1; exec head -c 5000 /dev/zero > " + filepath.Join(t.TempDir(), "f")), pyEnv, -1}, // killed by SIGXFSZ
+		"a program without #!":        {[]string{noShebang, "arg"}, pyEnv, 0},
+		"a missing program":           {[]string{"/nonexistent/program"}, pyEnv, 127},
 	} {
 		t.Run(name, func(t *testing.T) {
 			job, ok := warmJob(Request{Argv: c.argv, Env: c.env}, 0)
 			require.True(t, ok)
+			// In the sandbox warmInit has runsc's environment: no LANG.
 			init := exec.Command("/bin/sh", "-c", warmInit, "toolwarden-warm")
-			init.Env = sb.env
+			init.Env = []string{"HOME=/tmp"}
 			init.Stdin = bytes.NewReader(append(job, "in"...))
 			want, _ := init.CombinedOutput()
 			cmd := standbyCmd(sb, job, "in")
@@ -124,14 +155,9 @@ func TestStandbyExecsOtherRuns(t *testing.T) {
 			require.Equal(t, c.code, cmd.ProcessState.ExitCode())
 		})
 	}
-
-	job, ok := warmJob(Request{Argv: []string{"/nonexistent/program"}, Env: pyEnv}, 0)
-	require.True(t, ok)
-	out, err := standbyCmd(sb, job, "").CombinedOutput()
-	require.Error(t, err)
-	require.Equal(t, 127, err.(*exec.ExitError).ExitCode())
-	require.Equal(t, "toolwarden-warm: /nonexistent/program: No such file or directory\n", string(out))
 }
+
+func bashArgv(script string) []string { return []string{"/usr/bin/bash", "-c", script} }
 
 // As warmInit: an empty or cut job ends the stand-by with status 125, and a
 // run's CPU limit is set soft and hard.
@@ -164,10 +190,12 @@ func TestStandbyReadsTheJobAsWarmInit(t *testing.T) {
 
 func TestStandbyFor(t *testing.T) {
 	hostStandby(t)
-	require.NotNil(t, standbyFor([]string{"/usr/bin/python3"}, pyEnv))
+	require.NotNil(t, standbyFor([]string{"/usr/bin/python3", "-I"}, pyEnv))
 	for _, c := range []struct{ prefix, env []string }{
 		{nil, pyEnv},
 		{[]string{"/usr/bin/bash"}, pyEnv},
+		{[]string{"/usr/bin/python3"}, pyEnv},       // no -I: sys.path[0] would differ
+		{[]string{"/usr/bin/python3", "-B"}, pyEnv}, // the same
 		{[]string{"python3", "-I"}, pyEnv},
 		{[]string{"/usr/bin/python3-config"}, pyEnv},
 		{[]string{"/usr/bin/python3", "-c"}, pyEnv},

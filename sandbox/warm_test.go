@@ -72,7 +72,7 @@ func requireSameRun(t *testing.T, want, got sandbox.Result) {
 // process 1, its environment, mounts, limits, working directory.
 func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
 	ws, cold := coldRunsc(t)
-	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp)'; ` +
+	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp|Sig(Ign|Blk))'; ` +
 		`echo "pid $$"; tr '\0' ' ' < /proc/1/cmdline; echo; tr '\0' '\n' < /proc/1/environ | sort; ` +
 		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc | grep -c '^[0-9]'; cat -`
 	req := sandbox.Request{Argv: bash(probe), Env: []string{"PATH=/usr/bin", "X=a\nb"}, Workspace: ws,
@@ -255,18 +255,21 @@ print(json.dumps([sys.argv, sys.orig_argv, sys.path, sys.flags.isolated, sys.fla
 print(json.dumps([sorted(os.environ.items()), os.getcwd(), os.getpid(), os.getuid(), sorted(sys.modules), sys.stdin.read()]))
 print(open("data.txt").read(), open("/proc/self/status").read().count("Cap"))
 `,
-		"traceback":         "def f():\n    raise ValueError('boom') from KeyError('k')\nprint('before')\nf()\n",
-		"exit with text":    "import sys\nprint('out')\nsys.exit('bye')\n",
-		"exit status":       "import sys\nsys.exit(3)\n",
-		"syntax error":      "x = (\n",
-		"interrupt":         "raise KeyboardInterrupt\n",
-		"no such module":    "import nonexistent_module\n",
-		"atexit, threads":   "import atexit, sys, threading, time\natexit.register(lambda: print('atexit', file=sys.stderr))\nthreading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\nprint('main', end='')\n",
-		"pickle":            "import pickle\nclass C: pass\nprint(type(pickle.loads(pickle.dumps(C()))).__module__, __name__ == '__main__')\n",
-		"encoding cookie":   "# -*- coding: latin-1 -*-\nprint('caf\xe9')\n",
-		"stdin bytes":       "import sys\ndata = sys.stdin.buffer.read()\nprint(len(data), data[:5])\n",
-		"writes and limits": "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE), resource.getrlimit(resource.RLIMIT_CPU))\nopen('/tmp/x', 'w').write('x')\ntry:\n    open('/usr/pwned', 'w')\nexcept OSError as e:\n    print(e.errno)\n",
-		"network":           "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2)\nexcept OSError as e:\n    print(type(e).__name__)\n",
+		"traceback":            "def f():\n    raise ValueError('boom') from KeyError('k')\nprint('before')\nf()\n",
+		"exit with text":       "import sys\nprint('out')\nsys.exit('bye')\n",
+		"exit status":          "import sys\nsys.exit(3)\n",
+		"syntax error":         "x = (\n",
+		"interrupt":            "raise KeyboardInterrupt\n",
+		"no such module":       "import nonexistent_module\n",
+		"atexit, threads":      "import atexit, sys, threading, time\natexit.register(lambda: print('atexit', file=sys.stderr))\nthreading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\nprint('main', end='')\n",
+		"pickle":               "import pickle\nclass C: pass\nprint(type(pickle.loads(pickle.dumps(C()))).__module__, __name__ == '__main__')\n",
+		"encoding cookie":      "# -*- coding: latin-1 -*-\nprint('caf\xe9')\n",
+		"stdin bytes":          "import sys\ndata = sys.stdin.buffer.read()\nprint(len(data), data[:5])\n",
+		"writes and limits":    "import resource\nprint(resource.getrlimit(resource.RLIMIT_NOFILE), resource.getrlimit(resource.RLIMIT_CPU))\nopen('/tmp/x', 'w').write('x')\ntry:\n    open('/usr/pwned', 'w')\nexcept OSError as e:\n    print(e.errno)\n",
+		"shadowed builtins":    "type = 'csv'\nisinstance = 1\nclass SystemExit(Exception): pass\nraise ValueError('x')\n",
+		"a failing excepthook": "import sys\ndef h(*a): raise RuntimeError('hook')\nsys.excepthook = h\nraise ValueError('x')\n",
+		"not UTF-8":            "print('\xff')\n",
+		"network":              "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2)\nexcept OSError as e:\n    print(type(e).__name__)\n",
 	}
 	for name, script := range scripts {
 		t.Run(name, func(t *testing.T) {
