@@ -80,6 +80,8 @@ func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
 				req.Limits = req.Limits.WithDefaults()
 				return w.run(ctx, req, job)
 			}
+		} else if ok {
+			p.turnedAway()
 		}
 	}
 	unlock, err := lockNetns(r.StateDir, false)

@@ -56,6 +56,11 @@ func standbyFor(prefix, env []string) *standby {
 	return &standby{argv: argv, env: slices.Clone(env)}
 }
 
+// StartsAhead reports whether a warm sandbox booted for runs whose argv
+// begins with prefix and whose environment is env starts that program
+// ahead (see Warmer.Warm).
+func StartsAhead(prefix, env []string) bool { return standbyFor(prefix, env) != nil }
+
 // isPython3 reports whether p is an absolute path to python3 or
 // python3.N.
 func isPython3(p string) bool {

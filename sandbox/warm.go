@@ -412,6 +412,14 @@ func (p *warmPool) take(sh warmShape, cpu int64) *warmSandbox {
 	return got
 }
 
+// turnedAway counts a run of a shape a pool keeps that may not take its
+// sandboxes (serves) as cold.
+func (p *warmPool) turnedAway() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cold++
+}
+
 // serves reports whether a run with env may take a sandbox of shape sh
 // (standby.serves); p.standby does not change once the pool is made.
 func (p *warmPool) serves(sh warmShape, env []string) bool {

@@ -288,4 +288,13 @@ print(open("data.txt").read(), open("/proc/self/status").read().count("Cap"))
 	req := pyRun(sh, "import inspect\nprint(open('/proc/self/cmdline', 'rb').read().split(b'\\0')[3], len(inspect.stack()))\n", "")
 	require.Equal(t, "b'/run/toolwarden/script.py' 1\n", string(run(t, cold, req).Stdout))
 	require.Equal(t, "b'-c' 3\n", string(run(t, warm, req).Stdout))
+
+	// A run without HOME may not take a stand-by's sandbox: it runs cold,
+	// counted as such.
+	before := warm.(sandbox.Warmer).WarmStats()
+	req.Env = []string{"PATH=/usr/bin:/bin", "LANG=C.UTF-8"}
+	require.Equal(t, "b'/run/toolwarden/script.py' 1\n", string(run(t, warm, req).Stdout))
+	after := warm.(sandbox.Warmer).WarmStats()
+	require.Equal(t, before.Warm, after.Warm)
+	require.Equal(t, before.Cold+1, after.Cold)
 }

@@ -81,8 +81,8 @@ func (s *Set) Warm() (int, error) {
 // WarmsPython reports whether python scripts' sandboxes booted ahead start
 // the interpreter ahead too (Warm; run_script offers python).
 func (s *Set) WarmsPython() bool {
-	_, ok := s.interpreters["python"]
-	return ok && s.cfg.WarmPool > 0
+	py, ok := s.interpreters["python"]
+	return ok && s.cfg.WarmPool > 0 && sandbox.StartsAhead(py.argv[:len(py.argv)-1], scriptEnv(py))
 }
 
 // Tools returns run_script when an interpreter is offered, and run_command

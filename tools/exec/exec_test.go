@@ -164,6 +164,7 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 	require.Equal(t, []string{"/usr/bin/python3", "-I", "-B"}, py.Argv)
 	require.Contains(t, w.shapes, py)
 	require.Contains(t, w.shapes, shape(cmd))
+	require.True(t, s.WarmsPython(), "config check says python starts ahead")
 
 	cfg.WarmPool = 0
 	w = &fakeWarmer{}
@@ -171,4 +172,5 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n)
 	require.Nil(t, w.shapes, "exec.warm_pool 0 boots nothing ahead")
+	require.False(t, New(cfg, "/ws").Bind(w, Toolchain{}).WarmsPython())
 }
