@@ -36,7 +36,7 @@ var pythonFlags = []string{"-I", "-B", "-E", "-s", "-P", "-u"}
 // environment must set HOME: a stand-by has none of runsc's to give a run
 // without one (warmInit's HOME=$HOME).
 func standbyFor(prefix, env []string) *standby {
-	if len(prefix) == 0 || !isPython3(prefix[0]) || !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") }) {
+	if len(prefix) == 0 || !isPython3(prefix[0]) || !setsHome(env) {
 		return nil
 	}
 	for _, f := range prefix[1:] {
@@ -77,5 +77,9 @@ func (s *standby) job(job []byte) []byte {
 // serves reports whether a run with env may take a sandbox waiting in s:
 // one without HOME may not (see standbyFor).
 func (s *standby) serves(env []string) bool {
-	return s == nil || slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") })
+	return s == nil || setsHome(env)
+}
+
+func setsHome(env []string) bool {
+	return slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, "HOME=") })
 }

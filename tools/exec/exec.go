@@ -62,10 +62,9 @@ func (s *Set) Warm() (int, error) {
 	var shapes []sandbox.Request
 	if len(s.interpreters) > 0 {
 		shape := sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable, Limits: limits}
-		if py, ok := s.interpreters["python"]; ok {
-			// Its sandboxes may start the interpreter ahead: the argv
-			// of a python run up to the script, and its environment.
-			shape.Argv, shape.Env = py.argv[:len(py.argv)-1], scriptEnv(py)
+		if prefix, env, ok := s.pythonRuns(); ok {
+			// Its sandboxes may start the interpreter ahead.
+			shape.Argv, shape.Env = prefix, env
 		}
 		shapes = append(shapes, shape)
 	}
@@ -81,8 +80,18 @@ func (s *Set) Warm() (int, error) {
 // WarmsPython reports whether python scripts' sandboxes booted ahead start
 // the interpreter ahead too (Warm; run_script offers python).
 func (s *Set) WarmsPython() bool {
+	prefix, env, ok := s.pythonRuns()
+	return ok && s.cfg.WarmPool > 0 && sandbox.StartsAhead(prefix, env)
+}
+
+// pythonRuns is what every python run has: its argv up to the script, and
+// its environment; false when run_script offers no python.
+func (s *Set) pythonRuns() (prefix, env []string, ok bool) {
 	py, ok := s.interpreters["python"]
-	return ok && s.cfg.WarmPool > 0 && sandbox.StartsAhead(py.argv[:len(py.argv)-1], scriptEnv(py))
+	if !ok {
+		return nil, nil, false
+	}
+	return py.argv[:len(py.argv)-1], scriptEnv(py), true
 }
 
 // Tools returns run_script when an interpreter is offered, and run_command
