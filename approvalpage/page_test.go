@@ -151,7 +151,7 @@ func TestDecisionRefusals(t *testing.T) {
 
 func TestDecisionForExpiredCall(t *testing.T) {
 	s := serve(t)
-	r, out := s.wait(t, "e1", 50*time.Millisecond)
+	r, out := s.wait(t, "e1", 500*time.Millisecond) // long enough for s.wait to see it waiting
 	require.Equal(t, approvals.ErrTimeout.Error(), <-out)
 	code, body := s.post(t, s.origin, s.form(r, "approve"))
 	require.Equal(t, http.StatusConflict, code, body)

@@ -74,7 +74,7 @@ func TestWarmRunIsolationIsTheColdOnes(t *testing.T) {
 	ws, cold := coldRunsc(t)
 	probe := `id; pwd; hostname; umask; ulimit -a; ulimit -Ha; cat /proc/self/status | grep -E '^(Cap|NoNewPrivs|Seccomp|Sig(Ign|Blk))'; ` +
 		`echo "pid $$"; tr '\0' ' ' < /proc/1/cmdline; echo; tr '\0' '\n' < /proc/1/environ | sort; ` +
-		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la --time-style=+ / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc | grep -c '^[0-9]'; cat -`
+		`sort /proc/mounts | sed 's/size=[0-9]*k/size=N/'; ls -la --time-style=+ / /run/toolwarden /workspace; cat /run/toolwarden/f; ls /proc > /tmp/procs; grep -c '^[0-9]' /tmp/procs; cat -`
 	req := sandbox.Request{Argv: bash(probe), Env: []string{"PATH=/usr/bin", "X=a\nb"}, Workspace: ws,
 		Files: map[string][]byte{"f": []byte("file\n")}, Stdin: []byte("stdin\n")}
 	// In a sandbox waiting in warmInit, and in one waiting in the Python

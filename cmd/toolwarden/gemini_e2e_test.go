@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -382,7 +383,11 @@ func TestGeminiBinaryREPLCtrlCDuringStartup(t *testing.T) {
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	time.Sleep(500 * time.Millisecond)
+	// The server it starts (sleep) is running: the command is past its own
+	// start-up, waiting for the server's answer, when Ctrl-C comes.
+	require.Eventually(t, func() bool {
+		return exec.Command("pgrep", "-P", strconv.Itoa(cmd.Process.Pid)).Run() == nil
+	}, 10*time.Second, 20*time.Millisecond, "the server command was started")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
