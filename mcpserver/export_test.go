@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -39,3 +40,12 @@ func StdioContext(ctx context.Context) context.Context {
 func (s *Server) GuardedHandler(tool string) server.ToolHandlerFunc {
 	return s.toolMiddleware(s.mcp.GetTool(tool).Handler)
 }
+
+// BareStreamable is mcp-go's streamable HTTP server over the server's
+// tools, without toolwarden's HTTP layers: answers as mcp-go encodes
+// them, for tests to compare with.
+func (s *Server) BareStreamable() http.Handler { return server.NewStreamableHTTPServer(s.mcp) }
+
+// SplicedAnswers is how many tools/call answers over streamable HTTP
+// carried a held result in its stand-in's place.
+func SplicedAnswers() int64 { return splicedAnswers.Load() }

@@ -71,7 +71,7 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 	)
 	streams := newStreamCap(opts.MaxStreams)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(streamable))))))
+	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(spliceAnswers(streamable)))))))
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	auth := newAuthenticator(opts)

@@ -62,14 +62,21 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 
 // toolMiddleware is what mcp-go runs around every tool handler: the guard
 // (in the call's span when tracing is on), then the result made ready for
-// mcp-go's encoding (see structured.ForWire); the stdio transport writes
-// a structured.Output's JSON itself (see writeToolResult).
+// mcp-go's encoding (see structured.ForWire). The stdio transport writes
+// a structured.Output's JSON itself (see writeToolResult), and so does
+// streamable HTTP, in the place of a stand-in (see answerSlot).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.observedCall(ctx, req, next)
-		if res != nil && ctx.Value(outputAsJSON{}) == nil {
-			res.StructuredContent = structured.ForWire(res.StructuredContent)
+		if res == nil || ctx.Value(outputAsJSON{}) != nil {
+			return res, err
 		}
+		if slot, ok := ctx.Value(answerSlotKey{}).(*answerSlot); ok && err == nil {
+			if standIn := slot.hold(res); standIn != nil {
+				return standIn, nil
+			}
+		}
+		res.StructuredContent = structured.ForWire(res.StructuredContent)
 		return res, err
 	}
 }

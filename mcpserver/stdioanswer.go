@@ -65,9 +65,10 @@ func writeAnswer(buf *bytes.Buffer, msg mcp.JSONRPCMessage) error {
 // keys, each encoded by encoding/json, but a structured.Output's JSON as
 // it is. That JSON is json.Marshal's output already, which encoding/json's
 // compaction of a json.Marshaler's output leaves unchanged; encoding the
-// Output's value instead (as mcp-go gets it over HTTP) would escape the
-// file's text a second time. TestToolResultFields fails when mcp-go adds
-// a field.
+// Output's value instead (as mcp-go gets it where it encodes the answer:
+// the SSE transport, a call in process) would escape the file's text a
+// second time. Streamable HTTP answers tools/call with it too (see
+// answerSlot). TestToolResultFields fails when mcp-go adds a field.
 func writeToolResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
 	w := members{buf: buf, enc: json.NewEncoder(buf)}
 	buf.WriteByte('{')
