@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -84,10 +86,20 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 	if h == nil {
 		return w.ResponseWriter.Write(p)
 	}
-	out, ok, err := h.splice(p)
-	if err != nil || !ok {
-		// Not the answer (an event before it), or a result that cannot be
-		// encoded: mcp-go's bytes go as they are.
+	at, end, ok := answerAt(p)
+	if !ok {
+		// An event before the answer (a notification, a request to the
+		// client), written while the handler runs: the stand-in is not
+		// read, as mcp-go may be decorating it.
+		return w.ResponseWriter.Write(p)
+	}
+	out, ok, err := h.splice(p, at, end)
+	if err != nil {
+		// The result cannot be encoded: nothing is written, as mcp-go
+		// writes nothing when its encoding fails (it logs the error).
+		return 0, err
+	}
+	if !ok {
 		return w.ResponseWriter.Write(p)
 	}
 	defer putAnswerBuffer(out)
@@ -97,6 +109,62 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// The shapes of a response as mcp-go writes it: JSON (json.Encoder, with
+// its newline) or an event (writeSSEEvent), each in one write.
+var (
+	eventPrefix    = []byte("event: message\ndata: ")
+	responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+	resultMember   = []byte(`,"result":`)
+)
+
+// answerAt finds the result of a JSON-RPC response in p, a write of mcp-go:
+// p[at:end] is the value of the response's "result" member, the last member
+// of the envelope. ok is false for anything else: notifications (their
+// second member is "method"), requests to the client, errors. The result
+// is found by the envelope's shape alone, so no string a client or a tool
+// chose (a progress token sent back, a log message) can be taken for it.
+func answerAt(p []byte) (at, end int, ok bool) {
+	body, tail := p, "}\n"
+	if bytes.HasPrefix(body, eventPrefix) {
+		body, tail = body[len(eventPrefix):], "}\n\n"
+	}
+	if !bytes.HasPrefix(body, responsePrefix) || !bytes.HasSuffix(body, []byte(tail)) {
+		return 0, 0, false
+	}
+	rest := body[len(responsePrefix):]
+	n := idLength(rest)
+	if n == 0 || !bytes.HasPrefix(rest[n:], resultMember) {
+		return 0, 0, false
+	}
+	at = len(p) - len(rest) + n + len(resultMember)
+	end = len(p) - len(tail)
+	return at, end, at < end
+}
+
+// idLength is the length of the JSON-RPC ID (a string or a number, as
+// json.Marshal writes them) at the start of b, 0 when there is none.
+func idLength(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	if b[0] == '"' {
+		for i := 1; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1
+			}
+		}
+		return 0
+	}
+	i := 0
+	for i < len(b) && strings.IndexByte("-+.0123456789eE", b[i]) >= 0 {
+		i++
+	}
+	return i
 }
 
 // Flush keeps the response streamable (mcp-go upgrades a POST to an event
@@ -109,17 +177,14 @@ func (w *answerWriter) Flush() {
 
 func (w *answerWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// splice returns p with the stand-in's JSON replaced by the result's,
-// false when p does not hold the stand-in. mcp-go may have decorated the
+// splice returns p with the result's JSON in place of p[at:end], which
+// must be the stand-in's (false if not). mcp-go may have decorated the
 // stand-in (for protocol 2026-07-28: resultType, the server's identity
-// in _meta): the result gets the same first.
-func (h *heldAnswer) splice(p []byte) (*bytes.Buffer, bool, error) {
+// in _meta): the result gets the same first. It is called for the
+// response itself, written once mcp-go is done with the stand-in.
+func (h *heldAnswer) splice(p []byte, at, end int) (*bytes.Buffer, bool, error) {
 	standIn, err := json.Marshal(h.standIn)
-	if err != nil {
-		return nil, false, err
-	}
-	at := bytes.Index(p, standIn)
-	if at < 0 || !bytes.HasSuffix(p[:at], []byte(`"result":`)) {
+	if err != nil || !bytes.Equal(p[at:end], standIn) {
 		return nil, false, nil
 	}
 	res := decorateLike(h.result, h.standIn)
@@ -129,18 +194,24 @@ func (h *heldAnswer) splice(p []byte) (*bytes.Buffer, bool, error) {
 		putAnswerBuffer(buf)
 		return nil, false, err
 	}
-	buf.Write(p[at+len(standIn):])
+	buf.Write(p[end:])
 	return buf, true, nil
 }
 
-// decorateLike returns res with what mcp-go added to the stand-in: a
-// resultType where res has none, and the _meta members res lacks (the
-// marker aside). res itself is left as the tool made it.
+// decorateLike returns res with what mcp-go's decorateResult added to the
+// stand-in, as it would have added it to res: a resultType where res has
+// none, the server's identity where res's _meta has none that decodes
+// (mcp.Meta.ServerInfo), and any other member res lacks. The marker is
+// left out, and res itself is left as the tool made it.
 func decorateLike(res, standIn *mcp.CallToolResult) *mcp.CallToolResult {
 	added := map[string]any{}
 	if standIn.Meta != nil {
 		for k, v := range standIn.Meta.AdditionalFields {
-			if k != answerMarker && (res.Meta == nil || !hasField(res.Meta, k)) {
+			missing := res.Meta == nil || !hasField(res.Meta, k)
+			if k == mcp.MetaKeyServerInfo {
+				missing = res.Meta.ServerInfo() == nil
+			}
+			if k != answerMarker && missing {
 				added[k] = v
 			}
 		}
@@ -153,13 +224,12 @@ func decorateLike(res, standIn *mcp.CallToolResult) *mcp.CallToolResult {
 		out.ResultType = standIn.ResultType
 	}
 	if len(added) > 0 {
-		meta := &mcp.Meta{AdditionalFields: added}
+		meta := &mcp.Meta{AdditionalFields: map[string]any{}}
 		if res.Meta != nil {
 			meta.ProgressToken = res.Meta.ProgressToken
-			for k, v := range res.Meta.AdditionalFields {
-				meta.AdditionalFields[k] = v
-			}
+			maps.Copy(meta.AdditionalFields, res.Meta.AdditionalFields)
 		}
+		maps.Copy(meta.AdditionalFields, added)
 		out.Meta = meta
 	}
 	return &out
