@@ -58,6 +58,8 @@ const (
 // sessions.
 func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context)) {
 	sessions, sseSessions := newSessionIDs(opts.MaxSessions), newSessionIDs(0)
+	// No event store (server.WithEventStore): spliceAnswers needs each
+	// answer written to its own POST's response, not stored for replay.
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithSessionIdManagerResolver(sessions),
 		server.WithSessionIdleTTL(opts.IdleTimeout),
