@@ -143,6 +143,12 @@ func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticke
 	if stop() {
 		p.release()
 		turn.done()
+		if ctx.Err() != nil {
+			// The context ended before the stand-in was started (its
+			// goroutine had yet to be scheduled): the call is as late as
+			// if it had been.
+			return endLate(t, r, why.err(ctx))
+		}
 		return t.Finish(r.res, r.err)
 	}
 	p.late <- r

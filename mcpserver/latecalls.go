@@ -89,10 +89,7 @@ func (l *lateCalls) settle(t *guard.Ticket, key string, done <-chan handlerRetur
 	defer timer.Stop()
 	select {
 	case r := <-done:
-		if r.stopped() {
-			return t.Finish(nil, stop)
-		}
-		return t.FinishLate(r.res, r.err)
+		return endLate(t, r, stop)
 	case <-timer.C:
 	}
 	l.mu.Lock()
@@ -102,6 +99,16 @@ func (l *lateCalls) settle(t *guard.Ticket, key string, done <-chan handlerRetur
 	return t.Abandon(toolerr.New(stop.Code,
 		strings.TrimSpace("The call may still complete: check what it did (e.g. read the file) before retrying. "+stop.Hint),
 		"%s; it was still running %s later and was left running: it may yet complete, and its end will be audited", stop.Message, l.grace).WithRule(stop.Rule))
+}
+
+// endLate ends the ticket of a call whose handler returned r after the
+// call's context ended: a handler stopped by it failed with stop, any
+// other end is completed_late with what it returned.
+func endLate(t *guard.Ticket, r handlerReturn, stop *toolerr.Error) *mcp.CallToolResult {
+	if r.stopped() {
+		return t.Finish(nil, stop)
+	}
+	return t.FinishLate(r.res, r.err)
 }
 
 // await writes the audit line of an abandoned handler when it returns.

@@ -112,6 +112,10 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 	select {
 	case r := <-job.done:
 		job.release()
+		if ctx.Err() != nil {
+			// Both were ready: the handler returned as the context ended.
+			return endLate(t, r, stopping{rule, timeout}.err(ctx))
+		}
 		return t.Finish(r.res, r.err)
 	case <-ctx.Done():
 	}
