@@ -143,13 +143,7 @@ func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticke
 	if stop() {
 		p.release()
 		turn.done()
-		if ctx.Err() != nil {
-			// The context ended before the stand-in was started (its
-			// goroutine had yet to be scheduled): the call is as late as
-			// if it had been.
-			return endLate(t, r, why.err(ctx))
-		}
-		return t.Finish(r.res, r.err)
+		return endReturned(ctx, t, r, why)
 	}
 	p.late <- r
 	return <-p.settled
@@ -187,6 +181,18 @@ func (p *inPlace) settle() {
 	res := p.s.late.settle(p.t, p.key, p.late, p.why.err(p.ctx))
 	p.turn.standIn(res)
 	p.settled <- res
+}
+
+// endReturned ends the ticket of a call whose handler returned r before
+// its deadline's stand-in (runInPlace) or wait (lateCalls.settle) took
+// over: in time, unless the context had ended by then (the stand-in's
+// goroutine not yet started, or the return and the end ready together),
+// when the call is as late as if they had taken over.
+func endReturned(ctx context.Context, t *guard.Ticket, r handlerReturn, why stopping) *mcp.CallToolResult {
+	if ctx.Err() != nil {
+		return endLate(t, r, why.err(ctx))
+	}
+	return t.Finish(r.res, r.err)
 }
 
 // stopping is the deadline of a call and the key that set it.

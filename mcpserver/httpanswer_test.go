@@ -65,15 +65,14 @@ func TestHTTPAnswerSameAsMcpGos(t *testing.T) {
 	before := mcpserver.SplicedAnswers()
 	// The 2025-11-25 era, in a session on each server.
 	sessions := map[string]string{}
+	legacy := func(name string) map[string]string {
+		return map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": sessions[name], "Mcp-Protocol-Version": "2025-11-25"}
+	}
 	for name, url := range map[string]string{"ours": ours.URL, "bare": bare.URL} {
 		res := post(t, url+"/mcp", auth, initBody)
 		require.Equal(t, http.StatusOK, res.StatusCode, name)
 		sessions[name] = res.Header.Get("Mcp-Session-Id")
-		hdr := map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": sessions[name], "Mcp-Protocol-Version": "2025-11-25"}
-		require.Equal(t, http.StatusAccepted, post(t, url+"/mcp", hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
-	}
-	legacy := func(name string) map[string]string {
-		return map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": sessions[name], "Mcp-Protocol-Version": "2025-11-25"}
+		require.Equal(t, http.StatusAccepted, post(t, url+"/mcp", legacy(name), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
 	}
 	for i, params := range calls {
 		var named struct{ Name string }

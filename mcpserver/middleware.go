@@ -103,23 +103,20 @@ func newCall(ctx context.Context, req mcp.CallToolRequest) (guard.Call, json.Raw
 // the call is answered at its deadline whatever the handler does.
 func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guard.Call, next server.ToolHandlerFunc, req mcp.CallToolRequest) *mcp.CallToolResult {
 	timeout, rule := s.callDeadline(req.Params.Name, call.Args)
+	why := stopping{rule, timeout}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if turn, ok := turnOf(ctx); ok {
-		return s.runInPlace(ctx, turn, t, call.LimitKey(), next, req, stopping{rule, timeout})
+		return s.runInPlace(ctx, turn, t, call.LimitKey(), next, req, why)
 	}
 	job := startHandler(ctx, next, req)
 	select {
 	case r := <-job.done:
 		job.release()
-		if ctx.Err() != nil {
-			// Both were ready: the handler returned as the context ended.
-			return endLate(t, r, stopping{rule, timeout}.err(ctx))
-		}
-		return t.Finish(r.res, r.err)
+		return endReturned(ctx, t, r, why)
 	case <-ctx.Done():
 	}
-	return s.late.settle(t, call.LimitKey(), job.done, stopping{rule, timeout}.err(ctx))
+	return s.late.settle(t, call.LimitKey(), job.done, why.err(ctx))
 }
 
 // decodeArgs returns the call's arguments as plain JSON values, numbers kept
