@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
 	fake "github.com/toolwarden/toolwarden/internal/geminifake"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // approvalServer has one tool that asks for approval through elicitation

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/toolwarden/toolwarden/capability"
+	"github.com/toolwarden/toolwarden/internal/capability"
 )
 
 // IdentityRule is one identities entry: an extra policy layer for the

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // ApprovalMode says whether a call to a tool needs a human's approval.

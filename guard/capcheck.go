@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolwarden/toolwarden/capability"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/capability"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // checkCapabilities denies a call that needs a capability the policy

@@ -3,7 +3,7 @@ package guard
 import (
 	"fmt"
 
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Outcome is what the guard decided.

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // FuzzValidate feeds arbitrary JSON to the validator of a tool with path

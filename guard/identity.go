@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/toolwarden/toolwarden/capability"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/capability"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Claims are what identity rules know of a caller besides its identity

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/capability"
+	"github.com/toolwarden/toolwarden/internal/capability"
 )
 
 func caps(t *testing.T, s ...string) []capability.Capability {

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolwarden/toolwarden/capability"
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/capability"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // Needs returns the capabilities one call needs: the tool's declared ones,

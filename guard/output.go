@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/structured"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/structured"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // TruncationMarker ends output that the guard cut at the per-call cap.

@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/capability"
+	"github.com/toolwarden/toolwarden/internal/capability"
 )
 
 // Policy is the allow/deny list over tool names. Deny always wins; a name

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/capability"
+	"github.com/toolwarden/toolwarden/internal/capability"
 )
 
 // WithSecretFiles returns p denying every fs need on a path that one of

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // UsageStore keeps what each identity has used. The guard's own keeps it

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )

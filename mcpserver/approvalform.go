@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // maxQuestionBytes bounds the action an approval question shows. A longer

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/approvals"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // The approval channels (approval.channel).

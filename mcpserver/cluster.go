@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/toolwarden/toolwarden/approvals"
-	"github.com/toolwarden/toolwarden/clusterstate"
+	"github.com/toolwarden/toolwarden/internal/clusterstate"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 )

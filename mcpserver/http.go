@@ -12,8 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/oauth"
-	"github.com/toolwarden/toolwarden/tracing"
+	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 )
 
 // HTTPOptions configures the HTTP transports.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/structured"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // The answer of a POST mcp-go upgraded to an event stream (the handler

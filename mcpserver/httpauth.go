@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 // authenticator admits a request with a static bearer token (compared in

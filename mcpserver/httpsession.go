@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/jsonrpcstrict"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // sessionOwner is what an HTTP session is bound to: who may use it. For a

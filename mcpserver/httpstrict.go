@@ -6,7 +6,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/toolwarden/toolwarden/jsonrpcstrict"
+	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
 )
 
 // strictJSONRPC refuses a POST whose body is not one strict JSON-RPC

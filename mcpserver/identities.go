@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/capability"
+	"github.com/toolwarden/toolwarden/internal/capability"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 // IdentityLayers converts the config's identities rules into the

@@ -19,7 +19,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/metrics"
+	"github.com/toolwarden/toolwarden/internal/metrics"
 )
 
 // observedServer builds the fixture's server with Prometheus metrics, as

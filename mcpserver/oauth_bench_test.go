@@ -19,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 const benchAudience = "https://tools.example/mcp"

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 // oauthServer serves the fixture over HTTP accepting the real provider's

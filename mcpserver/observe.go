@@ -10,8 +10,8 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/tracing"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 	"go.opentelemetry.io/otel/attribute"
 )
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/metrics"
-	"github.com/toolwarden/toolwarden/tracing"
+	"github.com/toolwarden/toolwarden/internal/metrics"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )

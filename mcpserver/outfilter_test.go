@@ -19,7 +19,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools/artifacts"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 	tfs "github.com/toolwarden/toolwarden/tools/fs"

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/structured"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // outputAsJSON marks the context of the calls stdioCalls answers: their

@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/structured"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // TestEncodeAnswerSameAsMarshal: the answers stdioCalls writes are the

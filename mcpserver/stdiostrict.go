@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/jsonrpcstrict"
+	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
 )
 
 // stdioFilter stands between stdin and mcp-go's stdio server: each line is

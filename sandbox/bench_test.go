@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 func BenchmarkWorkspaceStat(b *testing.B) {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Workspace is a directory the tools are confined to.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/toolwarden/toolwarden/structured"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/structured"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Meta is the guard metadata of a tool.

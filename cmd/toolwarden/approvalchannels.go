@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolwarden/toolwarden/approvalhook"
-	"github.com/toolwarden/toolwarden/approvalpage"
+	"github.com/toolwarden/toolwarden/approvals/webhook"
+	"github.com/toolwarden/toolwarden/approvals/page"
 	"github.com/toolwarden/toolwarden/approvals"
-	"github.com/toolwarden/toolwarden/approvalsock"
+	"github.com/toolwarden/toolwarden/approvals/socket"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
@@ -37,21 +37,21 @@ func startApprovalChannels(ctx context.Context, b *mcpserver.Built, cfg configs.
 		}()
 	}
 	if hub != nil && cfg.HasChannel("page") {
-		page := approvalpage.New(hub)
-		ln, url, err := page.Listen(cfg.Page.Addr)
+		pg := page.New(hub)
+		ln, url, err := pg.Listen(cfg.Page.Addr)
 		if err != nil {
 			stop()
 			return nil, fmt.Errorf("approval page: %w", err)
 		}
 		// The URL's secret opens the page once; it is never logged.
 		fmt.Fprintf(os.Stderr, "toolwarden: approval page (the link works once; keep it private):\n%s\n", url)
-		run("approval page", func(ctx context.Context) error { return page.Serve(ctx, ln) })
+		run("approval page", func(ctx context.Context) error { return pg.Serve(ctx, ln) })
 	}
 	if hub != nil && cfg.HasChannel("terminal") {
-		dir, err := approvalsock.Dir()
-		var sock *approvalsock.Server
+		dir, err := socket.Dir()
+		var sock *socket.Server
 		if err == nil {
-			sock, err = approvalsock.Listen(hub, dir)
+			sock, err = socket.Listen(hub, dir)
 		}
 		if err != nil {
 			stop()
@@ -86,7 +86,7 @@ func startWebhook(ctx context.Context, hub *approvals.Hub, cfg configs.ApprovalW
 	if callback == "" {
 		callback = "http://" + ln.Addr().String() + "/decide"
 	}
-	hook := approvalhook.New(hub, cfg.URL, []byte(secret), callback, log)
+	hook := webhook.New(hub, cfg.URL, []byte(secret), callback, log)
 	mux := http.NewServeMux()
 	mux.Handle("/decide", hook.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

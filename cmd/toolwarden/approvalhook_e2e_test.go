@@ -17,7 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/approvalhook"
+	"github.com/toolwarden/toolwarden/approvals/webhook"
 )
 
 const hookSecret = "e2e-webhook-secret-0123456789abcdef"
@@ -28,8 +28,8 @@ func signedPost(t *testing.T, url string, key string, body []byte) int {
 	now := time.Now()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set(approvalhook.TimestampHeader, strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set(approvalhook.SignatureHeader, approvalhook.Sign([]byte(key), now, body))
+	req.Header.Set(webhook.TimestampHeader, strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set(webhook.SignatureHeader, webhook.Sign([]byte(key), now, body))
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	res.Body.Close()
@@ -40,16 +40,16 @@ func signedPost(t *testing.T, url string, key string, body []byte) int {
 // the team's webhook (an httptest receiver that checks the signature);
 // a forged callback decides nothing; the signed one approves, then denies.
 func TestApprovalWebhook(t *testing.T) {
-	got := make(chan approvalhook.Pending, 4)
+	got := make(chan webhook.Pending, 4)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		ts, _ := strconv.ParseInt(r.Header.Get(approvalhook.TimestampHeader), 10, 64)
-		if r.Header.Get(approvalhook.SignatureHeader) != approvalhook.Sign([]byte(hookSecret), time.Unix(ts, 0), body) {
+		ts, _ := strconv.ParseInt(r.Header.Get(webhook.TimestampHeader), 10, 64)
+		if r.Header.Get(webhook.SignatureHeader) != webhook.Sign([]byte(hookSecret), time.Unix(ts, 0), body) {
 			t.Errorf("unsigned webhook POST")
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		var p approvalhook.Pending
+		var p webhook.Pending
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Error(err)
 		}
@@ -76,7 +76,7 @@ func TestApprovalWebhook(t *testing.T) {
 	p := <-got
 	require.Equal(t, "write_file", p.Tool)
 	require.Contains(t, p.Preview, "Create file notes/hook.txt")
-	decision, _ := json.Marshal(approvalhook.Decision{ID: p.ID, Digest: p.Digest, Action: "approve", By: "alice"})
+	decision, _ := json.Marshal(webhook.Decision{ID: p.ID, Digest: p.Digest, Action: "approve", By: "alice"})
 	require.Equal(t, http.StatusUnauthorized, signedPost(t, p.Callback, "forged-secret-0123456789abcdef", decision))
 	require.Equal(t, "<missing>", readWS(ws, "notes/hook.txt"))
 	require.Equal(t, http.StatusNoContent, signedPost(t, p.Callback, hookSecret, decision))
@@ -86,7 +86,7 @@ func TestApprovalWebhook(t *testing.T) {
 
 	res = writeAsync(t, c, "notes/nohook.txt", "no\n")
 	p = <-got
-	decision, _ = json.Marshal(approvalhook.Decision{ID: p.ID, Digest: p.Digest, Action: "deny", Reason: "not in prod"})
+	decision, _ = json.Marshal(webhook.Decision{ID: p.ID, Digest: p.Digest, Action: "deny", Reason: "not in prod"})
 	require.Equal(t, http.StatusNoContent, signedPost(t, p.Callback, hookSecret, decision))
 	require.Equal(t, "denied.approval_declined", <-res)
 	require.Equal(t, "<missing>", readWS(ws, "notes/nohook.txt"))

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/approvalsock"
+	"github.com/toolwarden/toolwarden/approvals/socket"
 )
 
 // newApprovalsCmd is the terminal approver: it talks to running servers
@@ -16,11 +16,11 @@ func newApprovalsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "approvals", Short: "List, approve and deny the calls waiting for approval on running servers (approval.channel terminal)"}
 	cmd.PersistentFlags().StringVar(&server, "server", "", "the server to talk to: its process ID or socket path (default: every running server)")
 	sockets := func() ([]string, error) {
-		dir, err := approvalsock.Dir()
+		dir, err := socket.Dir()
 		if err != nil {
 			return nil, err
 		}
-		return approvalsock.Pick(dir, server)
+		return socket.Pick(dir, server)
 	}
 	var asJSON bool
 	list := &cobra.Command{Use: "list", Short: "List the calls waiting for approval", Args: cobra.NoArgs,
@@ -29,8 +29,8 @@ func newApprovalsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ps, err := approvalsock.ListAll(socks)
-			if perr := approvalsock.PrintList(cmd.OutOrStdout(), ps, asJSON, time.Now()); perr != nil {
+			ps, err := socket.ListAll(socks)
+			if perr := socket.PrintList(cmd.OutOrStdout(), ps, asJSON, time.Now()); perr != nil {
 				return perr
 			}
 			return err
@@ -43,7 +43,7 @@ func newApprovalsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			p, err := approvalsock.Decide(socks, args[0], approve, reason)
+			p, err := socket.Decide(socks, args[0], approve, reason)
 			if err != nil {
 				return err
 			}
@@ -61,7 +61,7 @@ func newApprovalsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return approvalsock.Watch(cmd.Context(), socks, os.Stdin, cmd.OutOrStdout())
+			return socket.Watch(cmd.Context(), socks, os.Stdin, cmd.OutOrStdout())
 		}}
 	cmd.AddCommand(list, approve, deny, watch)
 	return cmd

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/auditship"
+	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
@@ -67,13 +67,13 @@ func checkAnchors(cmd *cobra.Command, configFile string, chains []guard.Chain) e
 	if an.Bucket == "" {
 		return errors.New("--anchors: audit.anchor.bucket is not set in the config; it names where the anchors are")
 	}
-	client, err := auditship.NewS3Client(l.Config.Artifacts)
+	client, err := ship.NewS3Client(l.Config.Artifacts)
 	if err != nil {
 		return err
 	}
 	w, contradicted := cmd.OutOrStdout(), 0
 	for _, c := range chains {
-		rep, err := auditship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
+		rep, err := ship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
 		if err != nil {
 			return fmt.Errorf("anchors of replica %s: %w", replicaName(c.Replica), err)
 		}
@@ -197,10 +197,10 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guar
 	c := cfg.Audit
 	opts := guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
 		Replica: c.Replica()}
-	var sink *auditship.Syslog
+	var sink *ship.Syslog
 	if c.Ship.Syslog != "" {
 		var err error
-		if sink, err = auditship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
+		if sink, err = ship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
 			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
 		}
 		opts.Ship = sink
@@ -233,17 +233,17 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guar
 }
 
 // startAnchors starts anchoring when audit.anchor.bucket is set.
-func startAnchors(ctx context.Context, cfg configs.Config, audit *guard.AuditLog, log *slog.Logger) (*auditship.Anchorer, error) {
+func startAnchors(ctx context.Context, cfg configs.Config, audit *guard.AuditLog, log *slog.Logger) (*ship.Anchorer, error) {
 	an := cfg.Audit.Anchor
 	if an.Bucket == "" {
 		return nil, nil
 	}
-	client, err := auditship.NewS3Client(cfg.Artifacts)
+	client, err := ship.NewS3Client(cfg.Artifacts)
 	if err != nil {
 		return nil, err
 	}
-	if err := auditship.CheckBucket(ctx, client, an.Bucket); err != nil {
+	if err := ship.CheckBucket(ctx, client, an.Bucket); err != nil {
 		return nil, err
 	}
-	return auditship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, audit.Head, log), nil
+	return ship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, audit.Head, log), nil
 }

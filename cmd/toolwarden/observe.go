@@ -8,9 +8,9 @@ import (
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/metrics"
+	"github.com/toolwarden/toolwarden/internal/metrics"
 	"github.com/toolwarden/toolwarden/tools"
-	"github.com/toolwarden/toolwarden/tracing"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 )
 
 // observers are what watches a serving server: Prometheus metrics when

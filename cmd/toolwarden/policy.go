@@ -11,7 +11,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/oauth"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 func newPolicyCmd() *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/toolwarden/toolwarden/structured"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // MetaKey is the result `_meta` key under which the filter reports what it

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 const (

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/artifactkey"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
 

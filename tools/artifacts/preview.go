@@ -3,7 +3,7 @@ package artifacts
 import (
 	"context"
 	"fmt"
-	"github.com/toolwarden/toolwarden/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
 )
 
 // previewStore shows the human who approves a store_artifact call the key

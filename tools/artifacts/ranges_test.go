@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 func ptr(n int64) *int64 { return &n }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
 	"github.com/toolwarden/toolwarden/tools"
 )
 

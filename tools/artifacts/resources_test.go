@@ -9,7 +9,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
 )
 
 // TestListResources pages through every task's artifacts in key order,

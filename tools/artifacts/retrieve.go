@@ -12,8 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/artifactkey"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/artifactkey"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 func TestRoundTripText(t *testing.T) {

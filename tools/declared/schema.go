@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // InputSchema generates t's JSON Schema: an object of exactly the declared

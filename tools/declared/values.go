@@ -12,8 +12,8 @@ import (
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // value is one checked argument: Text is what a cli argument or a query

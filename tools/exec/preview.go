@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // The previews show the human who approves a run exactly what will run:

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Each change a file tool makes is committed by one step (the rename of

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // Entry describes one file system entry.

@@ -9,9 +9,9 @@ import (
 	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // The previews describe a write for the human who approves it: the action

@@ -10,7 +10,7 @@ import (
 	"testing/iotest"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // headResult is what a read answers: the output, or the error's code.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
-	"github.com/toolwarden/toolwarden/workspacepath"
+	"github.com/toolwarden/toolwarden/internal/workspacepath"
 )
 
 // maxPatternBytes bounds search and grep patterns.

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 const retryHint = "Retry in a moment; if it keeps failing, tell the operator (`toolwarden config check` shows the graph backend's state)."

@@ -3,7 +3,7 @@ package graph
 import (
 	"context"
 
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
 

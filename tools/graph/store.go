@@ -10,8 +10,8 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j/config"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/toolerr"
-	"github.com/toolwarden/toolwarden/tracing"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 	"go.opentelemetry.io/otel/attribute"
 )
 

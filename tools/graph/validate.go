@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/toolwarden/toolwarden/artifactkey"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // Status is a task's state.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/toolerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 func decodeJSON(s string, out any) error { return json.Unmarshal([]byte(s), out) }
