@@ -14,9 +14,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/bridge"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/geminifake"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
@@ -42,7 +42,7 @@ func toolwardenServer(t testing.TB, deny ...string) *server.MCPServer {
 	cfg.Graph.URI = ""
 	cfg.Artifacts.Endpoint = ""
 	cfg.Policy.Deny = append(cfg.Policy.Deny, deny...)
-	b, err := mcpserver.Build(context.Background(), cfg, guard.Discard{}, "test", quietLog())
+	b, err := mcpserver.Build(context.Background(), cfg, audit.Discard{}, "test", quietLog())
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close() })
 	return b.MCP()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -130,7 +131,7 @@ func newApprovalGuard(t *testing.T, audit Auditor) *Guard {
 }
 
 func TestApplyApprovalModes(t *testing.T) {
-	g := newApprovalGuard(t, Discard{})
+	g := newApprovalGuard(t, audit.Discard{})
 	mode, rule, ok := g.ApprovalOf("write_file")
 	require.True(t, ok)
 	require.Equal(t, ApprovalElicit, mode)

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/toolwarden/toolwarden/internal/jsonenc"
 )
 
 // ArgsDigest is the SHA-256 of the arguments' canonical JSON (object keys
@@ -67,7 +69,7 @@ func appendCanonical(b []byte, v any, depth int) ([]byte, bool) {
 		}
 		return append(b, "false"...), true
 	case string:
-		return appendString(b, x), true
+		return jsonenc.AppendString(b, x), true
 	case json.Number:
 		if x == "" {
 			x = "0"
@@ -80,7 +82,7 @@ func appendCanonical(b []byte, v any, depth int) ([]byte, bool) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return b, false
 		}
-		return appendFloat(b, x), true
+		return jsonenc.AppendFloat(b, x), true
 	case []any:
 		return appendArray(b, x, depth)
 	case map[string]any:
@@ -123,7 +125,7 @@ func appendObject(b []byte, m map[string]any, depth int) ([]byte, bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(appendString(b, k), ':')
+		b = append(jsonenc.AppendString(b, k), ':')
 		var ok bool
 		if b, ok = appendCanonical(b, m[k], depth+1); !ok {
 			return b, false

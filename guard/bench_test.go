@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 )
 
 // benchPolicy is a typical read-only policy: seven allow globs, one deny.
@@ -37,7 +38,7 @@ func BenchmarkDecide(b *testing.B) {
 func BenchmarkAdmitFinish(b *testing.B) {
 	v := newTestValidator(b, "read_file")
 	g := New(Config{Policy: benchPolicy(b), Limits: Limits{MaxCalls: 1 << 62, MaxOutputBytes: 1 << 62}, MaxOutputBytes: 1 << 20},
-		[]ToolInfo{{Name: "read_file", PathArgs: []string{"path", "paths"}}}, v, Discard{})
+		[]ToolInfo{{Name: "read_file", PathArgs: []string{"path", "paths"}}}, v, audit.Discard{})
 	call := Call{Tool: "read_file", Session: "s", Args: decodeJSON(b, `{"path":"src/main.go"}`)}
 	res := mcp.NewToolResultText("package main\n\nfunc main() {}\n")
 	b.ReportAllocs()
@@ -48,59 +49,6 @@ func BenchmarkAdmitFinish(b *testing.B) {
 		}
 		if out := t.Finish(res, nil); out.IsError {
 			b.Fatal(out)
-		}
-	}
-}
-
-// BenchmarkAuditAppend measures one audit line per sync mode, written by
-// one goroutine and by many (parallel: with always, concurrent appends
-// share fsyncs). The figures depend on the disk under the temp directory.
-func BenchmarkAuditAppend(b *testing.B) {
-	e := Entry{Session: "s", Tool: "read_file", ArgsSHA256: ArgsDigest(map[string]any{"path": "src/main.go"}),
-		Rule: "allowed", Outcome: Allow, DurationMS: 0.25}
-	for _, mode := range []SyncMode{SyncNone, SyncInterval, SyncAlways} {
-		open := func(b *testing.B) *AuditLog {
-			a, err := OpenAuditLogWith(filepath.Join(b.TempDir(), "audit.jsonl"), AuditOptions{Sync: mode})
-			require.NoError(b, err)
-			b.Cleanup(func() { a.Close() })
-			return a
-		}
-		b.Run(string(mode), func(b *testing.B) {
-			a := open(b)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := a.Append(e); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		b.Run(string(mode)+"/parallel", func(b *testing.B) {
-			a := open(b)
-			b.SetParallelism(8)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := a.Append(e); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		})
-	}
-}
-
-// BenchmarkAuditRotate measures appends with rotation every 64 KiB
-// (about 170 lines), fsynced at each rotation.
-func BenchmarkAuditRotate(b *testing.B) {
-	a, err := OpenAuditLogWith(filepath.Join(b.TempDir(), "audit.jsonl"), AuditOptions{MaxBytes: 64 << 10, Keep: 3})
-	require.NoError(b, err)
-	b.Cleanup(func() { a.Close() })
-	e := Entry{Session: "s", Tool: "read_file", ArgsSHA256: ArgsDigest(map[string]any{"path": "src/main.go"}),
-		Rule: "allowed", Outcome: Allow, DurationMS: 0.25}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := a.Append(e); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

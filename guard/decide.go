@@ -3,11 +3,12 @@ package guard
 import (
 	"fmt"
 
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
-// Outcome is what the guard decided.
-type Outcome string
+// Outcome is what the guard decided; the audit log records it.
+type Outcome = audit.Outcome
 
 // Outcomes of a decision. They are also the audit log's outcome values, with
 // OutcomeCompleted and OutcomeFailed for how an allowed call ended.
@@ -126,7 +127,7 @@ type input struct {
 // decision that ends the call (Deny, NeedsApproval).
 type check int
 
-// The guard's steps in the order of SPEC §4.
+// The guard's steps, in the order docs/architecture.md gives them.
 const (
 	stepTool check = iota
 	stepPolicy

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -71,18 +72,18 @@ func TestFilterRunsBeforeTheCap(t *testing.T) {
 // count breaks the chain.
 func TestAuditRedactionsAreHashed(t *testing.T) {
 	path := t.TempDir() + "/audit.jsonl"
-	a, err := OpenAuditLog(path)
+	a, err := audit.Open(path)
 	require.NoError(t, err)
 	require.NoError(t, a.Append(StartEntry(strings.Repeat("ab", 32), "0.1.0 (commit abc)")))
-	require.NoError(t, a.Append(Entry{Session: "s", Tool: "read_file", Outcome: OutcomeCompleted, Redactions: 3}))
+	require.NoError(t, a.Append(audit.Entry{Session: "s", Tool: "read_file", Outcome: OutcomeCompleted, Redactions: 3}))
 	require.NoError(t, a.Close())
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	_, err = Verify(bytes.NewReader(data))
+	_, err = audit.Verify(bytes.NewReader(data))
 	require.NoError(t, err)
 	tampered := bytes.Replace(data, []byte(`"redactions":3`), []byte(`"redactions":0`), 1)
 	require.NotEqual(t, data, tampered)
-	_, err = Verify(bytes.NewReader(tampered))
+	_, err = audit.Verify(bytes.NewReader(tampered))
 	require.ErrorContains(t, err, "line 2: hash mismatch")
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
@@ -12,7 +13,7 @@ import (
 // Auditor records decisions. *AuditLog is the real one; tests use fakes to
 // prove the guard fails closed when recording fails.
 type Auditor interface {
-	Append(Entry) error
+	Append(audit.Entry) error
 }
 
 // Config is the guard's configuration.
@@ -232,8 +233,8 @@ func (g *Guard) record(call Call, digest, rule string, outcome Outcome, code str
 }
 
 // entry is the audit line of a decision or an ended call.
-func entry(call Call, digest, rule string, outcome Outcome, code string, start time.Time) Entry {
-	return Entry{
+func entry(call Call, digest, rule string, outcome Outcome, code string, start time.Time) audit.Entry {
+	return audit.Entry{
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 		DroppedArgs: call.Dropped, Approval: call.ApprovalID,
@@ -251,11 +252,11 @@ func auditDenial(err error) *toolerr.Error {
 		"the call was not run because its audit line could not be written").WithRule("audit.write")
 }
 
-func (g *Guard) append(e Entry) error { return g.appendRedacted(e, nil) }
+func (g *Guard) append(e audit.Entry) error { return g.appendRedacted(e, nil) }
 
 // appendRedacted writes e and shows it, with the redactions by rule of a
 // finished call, to the observer.
-func (g *Guard) appendRedacted(e Entry, redactedBy map[string]int) error {
+func (g *Guard) appendRedacted(e audit.Entry, redactedBy map[string]int) error {
 	err := g.audit.Append(e)
 	if g.obs != nil {
 		g.obs.Observe(Event{Entry: e, RedactedBy: redactedBy, Err: err})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -278,7 +279,7 @@ func TestSessionOutputBytes(t *testing.T) {
 }
 
 func TestAllowed(t *testing.T) {
-	g := newTestGuard(t, Discard{}, roomyLimits)
+	g := newTestGuard(t, audit.Discard{}, roomyLimits)
 	tests := []struct {
 		tool string
 		want bool

@@ -1,5 +1,7 @@
 package guard
 
+import "github.com/toolwarden/toolwarden/audit"
+
 // Observer is told of every audit line the guard writes: the one place
 // where each decision and each end of a call is already known, so metrics
 // count exactly what the audit log holds. Observe runs on the call's
@@ -11,7 +13,7 @@ type Observer interface {
 
 // Event is one audit line as an Observer sees it.
 type Event struct {
-	Entry Entry
+	Entry audit.Entry
 	// RedactedBy counts, on the line of a finished call, the secrets the
 	// output filter redacted, by rule ID (Entry.Redactions is their sum).
 	RedactedBy map[string]int

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 )
 
 // fullPolicy is a large policy with every check enabled: 40 allow and 12
@@ -68,7 +69,7 @@ func BenchmarkDecideFullPolicy(b *testing.B) {
 func BenchmarkAdmitFinishFullPolicy(b *testing.B) {
 	policy, limits := fullPolicy(b)
 	info := ToolInfo{Name: "read_file", PathArgs: []string{"path", "paths"}, Capabilities: []string{"fs:read:{path}", "fs:read:{paths}"}}
-	g := New(Config{Policy: policy, Limits: limits, MaxOutputBytes: 1 << 20}, []ToolInfo{info}, newTestValidator(b, "read_file"), Discard{})
+	g := New(Config{Policy: policy, Limits: limits, MaxOutputBytes: 1 << 20}, []ToolInfo{info}, newTestValidator(b, "read_file"), audit.Discard{})
 	call := Call{Tool: "read_file", Identity: "local", Args: decodeJSON(b, `{"path":"src/main.go","paths":["pkg07/a.go","pkg19/b/c.go"]}`), ArgBytes: 60}
 	res := mcp.NewToolResultText("package main\n")
 	reportP50(b, func() {

@@ -1,8 +1,9 @@
 package guard
 
 import (
-	"github.com/bmatcuk/doublestar/v4"
 	"testing"
+
+	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/stretchr/testify/require"
 )

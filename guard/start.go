@@ -1,5 +1,7 @@
 package guard
 
+import "github.com/toolwarden/toolwarden/audit"
+
 // OutcomeStarted marks the audit line a server writes when it starts.
 const OutcomeStarted Outcome = "started"
 
@@ -8,6 +10,6 @@ const OutcomeStarted Outcome = "started"
 // description, schema or annotations changed between two starts shows in
 // the log, and the build that served (toolwarden --version's text), so a
 // line can be traced to the binary that wrote it.
-func StartEntry(toolsSHA256, build string) Entry {
-	return Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Rule: "start", Outcome: OutcomeStarted, ToolsSHA256: toolsSHA256, Version: build}
+func StartEntry(toolsSHA256, build string) audit.Entry {
+	return audit.Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Rule: "start", Outcome: OutcomeStarted, ToolsSHA256: toolsSHA256, Version: build}
 }

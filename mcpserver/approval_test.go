@@ -15,9 +15,9 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // human is a scripted person behind a client's elicitation handler.
@@ -140,7 +140,7 @@ func auditTrail(t *testing.T, path string) []string {
 	require.NoError(t, err)
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		out = append(out, e.Tool+":"+string(e.Outcome)+":"+e.Rule)
 	}

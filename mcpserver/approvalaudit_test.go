@@ -8,20 +8,21 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
 // verifiedEntries reads every line of the audit file, after checking
 // that its hash chain still verifies.
-func verifiedEntries(t *testing.T, path string) []guard.Entry {
+func verifiedEntries(t *testing.T, path string) []audit.Entry {
 	t.Helper()
-	_, err := guard.VerifyFiles([]string{path})
+	_, err := audit.VerifyFiles([]string{path})
 	require.NoError(t, err, "the audit chain verifies")
 	return auditEntries(t, path)
 }
 
 // approvalLines are the audit lines of tool as outcome:approval.
-func approvalLines(entries []guard.Entry, tool string) []string {
+func approvalLines(entries []audit.Entry, tool string) []string {
 	var out []string
 	for _, e := range entries {
 		if e.Tool == tool && e.Outcome != guard.Allow {

@@ -13,10 +13,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/artifacts"
 )
 
@@ -146,7 +147,7 @@ func TestInProcessArtifactResources(t *testing.T) {
 	require.NoError(t, err)
 	reads := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		if e.Tool == "retrieve_artifact" && e.Outcome != guard.Allow {
 			reads++

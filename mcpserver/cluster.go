@@ -5,9 +5,9 @@ import (
 	"log/slog"
 
 	"github.com/toolwarden/toolwarden/approvals"
-	"github.com/toolwarden/toolwarden/internal/clusterstate"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/clusterstate"
 )
 
 // cluster is what a replica shares with the others (cluster.redis_url):

@@ -11,11 +11,11 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // sharedFixture points f at the shared state in r, under a key of its own.
@@ -31,7 +31,7 @@ func sharedFixture(t *testing.T, r *testenv.Redis) *fixture {
 // replica builds another server over f's config, as a second process
 // would, with an audit file of its own.
 func replica(t *testing.T, f *fixture, name string) *mcpserver.Built {
-	audit, err := guard.OpenAuditLog(filepath.Join(filepath.Dir(f.auditPath), name+".jsonl"))
+	audit, err := audit.Open(filepath.Join(filepath.Dir(f.auditPath), name+".jsonl"))
 	require.NoError(t, err)
 	t.Cleanup(func() { audit.Close() })
 	b, err := mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -76,7 +76,7 @@ func TestSharedStateStartErrors(t *testing.T) {
 	r := testenv.StartRedis(t)
 	f := sharedFixture(t, r)
 	t.Setenv("TW_TEST_CLUSTER_SECRET", "")
-	audit, err := guard.OpenAuditLog(f.auditPath)
+	audit, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	defer audit.Close()
 	_, err = mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -14,11 +14,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
@@ -154,7 +154,7 @@ func TestDeclaredHTTPSecretStaysServerSide(t *testing.T) {
 	}}
 	f.cfg.Policy.Allow = append(f.cfg.Policy.Allow, "web_search")
 	var logs bytes.Buffer
-	audit, err := guard.OpenAuditLog(f.auditPath)
+	audit, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	b, err := mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	require.NoError(t, err)

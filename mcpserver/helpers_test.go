@@ -13,10 +13,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -71,7 +71,7 @@ func newFixture(t testing.TB) *fixture {
 // server builds a server over the fixture with a real audit log.
 func (f *fixture) server(t testing.TB) *mcpserver.Built {
 	t.Helper()
-	audit, err := guard.OpenAuditLog(f.auditPath)
+	audit, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { audit.Close() })
 	b, err := mcpserver.Build(context.Background(), f.cfg, audit, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -50,9 +51,9 @@ func openSession(t *testing.T, url, token string) string {
 }
 
 // sessionRefusals are the audit lines of refused foreign sessions.
-func sessionRefusals(t *testing.T, path string) []guard.Entry {
+func sessionRefusals(t *testing.T, path string) []audit.Entry {
 	t.Helper()
-	var out []guard.Entry
+	var out []audit.Entry
 	for _, line := range auditLines(t, path) {
 		if line.Rule == "http.session_identity" {
 			out = append(out, line)
@@ -68,11 +69,11 @@ func auditRaw(t *testing.T, path string) []string {
 	return strings.Split(strings.TrimSpace(string(data)), "\n")
 }
 
-func auditLines(t *testing.T, path string) []guard.Entry {
+func auditLines(t *testing.T, path string) []audit.Entry {
 	t.Helper()
-	var out []guard.Entry
+	var out []audit.Entry
 	for _, s := range auditRaw(t, path) {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(s), &e))
 		out = append(out, e)
 	}

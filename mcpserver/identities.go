@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/internal/capability"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/capability"
 	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 

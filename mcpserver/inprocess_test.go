@@ -14,9 +14,10 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/fs"
 )
@@ -105,7 +106,7 @@ func TestInProcessAuditChain(t *testing.T) {
 	require.NotContains(t, string(data), "hunter2-SECRET", "raw args must never be audited")
 	var outcomes []string
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		outcomes = append(outcomes, e.Tool+":"+string(e.Outcome))
 	}
@@ -113,7 +114,7 @@ func TestInProcessAuditChain(t *testing.T) {
 	fh, err := os.Open(f.auditPath)
 	require.NoError(t, err)
 	defer fh.Close()
-	res, err := guard.Verify(fh)
+	res, err := audit.Verify(fh)
 	require.NoError(t, err)
 	require.Equal(t, 4, res.Lines)
 }
@@ -181,7 +182,7 @@ func countingTool(calls *atomic.Int32) tools.Tool {
 
 type failingAudit struct{}
 
-func (failingAudit) Append(guard.Entry) error { return errors.New("disk full") }
+func (failingAudit) Append(audit.Entry) error { return errors.New("disk full") }
 
 func TestGuardFailsClosed(t *testing.T) {
 	f := newFixture(t)
@@ -193,8 +194,8 @@ func TestGuardFailsClosed(t *testing.T) {
 		code  toolerr.Code
 	}{
 		{"audit cannot be written", failingAudit{}, map[string]any{"path": "a"}, toolerr.AuditWrite},
-		{"schema violation", guard.Discard{}, map[string]any{"path": "a", "extra": true}, toolerr.InvalidSchema},
-		{"path escape", guard.Discard{}, map[string]any{"path": "../a"}, toolerr.PathOutsideWorkspace},
+		{"schema violation", audit.Discard{}, map[string]any{"path": "a", "extra": true}, toolerr.InvalidSchema},
+		{"path escape", audit.Discard{}, map[string]any{"path": "../a"}, toolerr.PathOutsideWorkspace},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,11 +15,12 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/sandbox"
-	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/fs"
 )
@@ -27,19 +28,19 @@ import (
 // teeAudit writes to the real audit log and hands each line to the test,
 // which so waits for the line of a call that ends after its response.
 type teeAudit struct {
-	*guard.AuditLog
-	lines chan guard.Entry
+	*audit.Log
+	lines chan audit.Entry
 }
 
-func (a teeAudit) Append(e guard.Entry) error {
-	err := a.AuditLog.Append(e)
+func (a teeAudit) Append(e audit.Entry) error {
+	err := a.Log.Append(e)
 	a.lines <- e
 	return err
 }
 
 // nextLine returns the next audit line. The wait is a failsafe against a
 // hung test, not a timing assertion.
-func (a teeAudit) nextLine(t *testing.T) guard.Entry {
+func (a teeAudit) nextLine(t *testing.T) audit.Entry {
 	t.Helper()
 	select {
 	case e := <-a.lines:
@@ -47,7 +48,7 @@ func (a teeAudit) nextLine(t *testing.T) guard.Entry {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no audit line")
 	}
-	return guard.Entry{}
+	return audit.Entry{}
 }
 
 // transports are the ways a test's client reaches the server: mcp-go's
@@ -99,10 +100,10 @@ func lateServer(t *testing.T, f *fixture, tool tools.Tool, grace time.Duration, 
 	t.Helper()
 	f.cfg.Policy.Allow = []string{tool.Tool.Name}
 	f.cfg.Limits.Tools = map[string]configs.ToolLimits{tool.Tool.Name: {Timeout: 50 * time.Millisecond}}
-	log, err := guard.OpenAuditLog(f.auditPath)
+	log, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
-	audit := teeAudit{log, make(chan guard.Entry, 64)}
+	audit := teeAudit{log, make(chan audit.Entry, 64)}
 	g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{tool}, audit)
 	require.NoError(t, err)
 	s := mcpserver.New(g, []tools.Tool{tool}, "test", slog.New(slog.DiscardHandler))
@@ -147,7 +148,7 @@ func closed() chan struct{} {
 }
 
 // ending is an audit line's outcome and code.
-func ending(e guard.Entry) string { return string(e.Outcome) + "/" + e.Code }
+func ending(e audit.Entry) string { return string(e.Outcome) + "/" + e.Code }
 
 // TestLateCallsAreAuditedAsTheyEnd: whatever a handler does after its
 // deadline, the audit line says it, and the file on disk agrees.
@@ -186,7 +187,7 @@ func TestLateCallsAreAuditedAsTheyEnd(t *testing.T) {
 func TestAbandonedCallsAreAuditedWhenTheyEnd(t *testing.T) {
 	for _, tt := range []struct {
 		honour  bool
-		outcome guard.Outcome
+		outcome audit.Outcome
 		code    toolerr.Code
 		written bool
 	}{{false, guard.OutcomeCompletedLate, "", true}, {true, guard.OutcomeFailed, toolerr.Timeout, false}} {

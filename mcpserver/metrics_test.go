@@ -16,17 +16,17 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/internal/metrics"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/internal/metrics"
 )
 
 // observedServer builds the fixture's server with Prometheus metrics, as
 // `toolwarden serve` with metrics.addr does.
 func observedServer(t *testing.T, f *fixture) (*mcpserver.Built, *metrics.Metrics) {
 	t.Helper()
-	audit, err := guard.OpenAuditLog(f.auditPath)
+	audit, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { audit.Close() })
 	m := metrics.New(nil)

@@ -18,8 +18,8 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwt"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 const benchAudience = "https://tools.example/mcp"

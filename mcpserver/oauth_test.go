@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/oauth"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
-	"github.com/toolwarden/toolwarden/internal/oauth"
 )
 
 // oauthServer serves the fixture over HTTP accepting the real provider's

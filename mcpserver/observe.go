@@ -9,9 +9,9 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/internal/tracing"
+	"github.com/toolwarden/toolwarden/sandbox"
 	"go.opentelemetry.io/otel/attribute"
 )
 

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/metrics"
 	"github.com/toolwarden/toolwarden/internal/tracing"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -31,7 +31,7 @@ func BenchmarkObservedCall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			f := newFixture(b)
 			require.NoError(b, os.WriteFile(f.ws+"/bench.txt", []byte(strings.Repeat("0123456789abcdef\n", 241)), 0o644))
-			audit, err := guard.OpenAuditLog(f.auditPath)
+			audit, err := audit.Open(f.auditPath)
 			require.NoError(b, err)
 			b.Cleanup(func() { audit.Close() })
 			var obs mcpserver.Observers

@@ -17,10 +17,11 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -127,7 +128,7 @@ func TestRequiresTrustNeverRunsForAModel(t *testing.T) {
 	require.NoError(t, err)
 	var trusted int
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		if e.Trusted {
 			require.Equal(t, "file_info", e.Tool)
@@ -238,7 +239,7 @@ func TestPerToolTimeout(t *testing.T) {
 	f := newFixture(t)
 	f.cfg.Policy.Allow = []string{"slow"}
 	f.cfg.Limits.Tools = map[string]configs.ToolLimits{"sl*": {Timeout: 100 * time.Millisecond}}
-	g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{slow}, guard.Discard{})
+	g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{slow}, audit.Discard{})
 	require.NoError(t, err)
 	s := mcpserver.New(g, []tools.Tool{slow}, "test", slog.New(slog.DiscardHandler))
 	c, err := client.NewInProcessClient(s.MCP())
@@ -268,7 +269,7 @@ func TestPanickingToolFailsTheCallNotTheServer(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.cfg.Policy.Allow = []string{"boom"}
-			audit, err := guard.OpenAuditLog(f.auditPath)
+			audit, err := audit.Open(f.auditPath)
 			require.NoError(t, err)
 			t.Cleanup(func() { audit.Close() })
 			g, err := mcpserver.NewGuard(f.cfg, []tools.Tool{boom}, audit)

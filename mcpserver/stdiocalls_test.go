@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
@@ -34,7 +34,7 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 		}
 	}
 	f.cfg.Policy.Allow = []string{"read_file", "write_file"}
-	log, err := guard.OpenAuditLog(f.auditPath)
+	log, err := audit.Open(f.auditPath)
 	require.NoError(t, err)
 	t.Cleanup(func() { log.Close() })
 	g, err := mcpserver.NewGuard(f.cfg, set, log)

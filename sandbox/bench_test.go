@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 func BenchmarkWorkspaceStat(b *testing.B) {

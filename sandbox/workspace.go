@@ -1,5 +1,6 @@
 // Package sandbox confines what tools touch: file access to the workspace
-// through os.Root, and (in later work) processes to an isolated runtime.
+// through os.Root, and processes (run_script, run_command, declared cli
+// tools) to a gVisor or bubblewrap sandbox.
 //
 // Every path from the model goes through workspacepath.Clean first, then
 // through an os.Root opened on the workspace directory, so neither "..",

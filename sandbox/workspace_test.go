@@ -14,9 +14,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/testenv"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 const (

@@ -2,7 +2,7 @@ package tools
 
 import "strings"
 
-// Effects say what a tool does to the world (seed 002): for reasoning
+// Effects say what a tool does to the world: for reasoning
 // about a policy, and the one place MCP annotations are checked against.
 type Effects struct {
 	// Pure: no I/O at all (no capabilities), and idempotent.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
 )
 
 // Anchor is one record of a chain head, written to S3 as JSON under
@@ -43,11 +43,11 @@ const putTimeout = 10 * time.Second
 type Anchorer struct {
 	client                  *minio.Client
 	bucket, prefix, replica string
-	head                    func() (guard.Head, bool)
+	head                    func() (audit.Head, bool)
 	log                     *slog.Logger
 
 	mu       sync.Mutex
-	last     guard.Head
+	last     audit.Head
 	failures int
 	quit     chan struct{}
 	done     chan struct{}
@@ -56,7 +56,7 @@ type Anchorer struct {
 
 // NewAnchorer starts anchoring head every interval.
 func NewAnchorer(client *minio.Client, bucket, prefix, replica string, every time.Duration,
-	head func() (guard.Head, bool), log *slog.Logger) *Anchorer {
+	head func() (audit.Head, bool), log *slog.Logger) *Anchorer {
 	a := &Anchorer{client: client, bucket: bucket, prefix: prefix, replica: replica, head: head, log: log,
 		quit: make(chan struct{}), done: make(chan struct{})}
 	go a.run(every)

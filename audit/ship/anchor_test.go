@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
@@ -47,18 +48,18 @@ func sharedS3(t *testing.T) (*minio.Client, string) {
 	return c, anchorBucket
 }
 
-func appendN(t *testing.T, a *guard.AuditLog, from, n int) {
+func appendN(t *testing.T, a *audit.Log, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		require.NoError(t, a.Append(guard.Entry{Session: "s", Tool: "read_file", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
+		require.NoError(t, a.Append(audit.Entry{Session: "s", Tool: "read_file", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
 	}
 }
 
-func chainOf(t *testing.T, dir string) guard.Chain {
+func chainOf(t *testing.T, dir string) audit.Chain {
 	t.Helper()
-	files, err := guard.LogFiles(dir)
+	files, err := audit.LogFiles(dir)
 	require.NoError(t, err)
-	chains := guard.VerifyChains(files)
+	chains := audit.VerifyChains(files)
 	require.Len(t, chains, 1)
 	require.NoError(t, chains[0].Err)
 	return chains[0]
@@ -73,7 +74,7 @@ func TestAnchorsCatchACutAndARewrite(t *testing.T) {
 	prefix := "anchor-test-" + uuid.NewString() + "/"
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	a, err := guard.OpenAuditLogWith(path, guard.AuditOptions{Replica: "r1", MaxBytes: 4096, Log: slog.New(slog.DiscardHandler)})
+	a, err := audit.OpenWith(path, audit.Options{Replica: "r1", MaxBytes: 4096, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	an := NewAnchorer(client, bucket, prefix, "r1", time.Hour, a.Head, slog.New(slog.DiscardHandler))
 	for range 3 {
@@ -111,7 +112,7 @@ func TestAnchorsCatchACutAndARewrite(t *testing.T) {
 	for _, f := range chain.Files {
 		require.NoError(t, os.Remove(f.Path))
 	}
-	b2, err := guard.OpenAuditLogWith(path, guard.AuditOptions{Replica: "r1", Log: slog.New(slog.DiscardHandler)})
+	b2, err := audit.OpenWith(path, audit.Options{Replica: "r1", Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	appendN(t, b2, 100, 40) // a forged chain, as long as the real one
 	require.NoError(t, b2.Close())
@@ -128,7 +129,7 @@ func TestAnchorerTicksAndSurvivesAnOutage(t *testing.T) {
 	client, bucket := sharedS3(t)
 	prefix := "anchor-test-" + uuid.NewString() + "/"
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := guard.OpenAuditLogWith(path, guard.AuditOptions{Replica: "r2", Log: slog.New(slog.DiscardHandler)})
+	a, err := audit.OpenWith(path, audit.Options{Replica: "r2", Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer a.Close()
 	an := NewAnchorer(client, bucket, prefix, "r2", 20*time.Millisecond, a.Head, slog.New(slog.DiscardHandler))

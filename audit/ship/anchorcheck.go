@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
 )
 
 // AnchorReport is a chain checked against its anchors.
@@ -34,12 +34,12 @@ type Contradiction struct {
 // CheckAnchors reads the anchors of the chain's replica and log and checks
 // each against the files: an anchored line must be there with the
 // anchored hash.
-func CheckAnchors(ctx context.Context, client *minio.Client, bucket, prefix string, c guard.Chain) (AnchorReport, error) {
+func CheckAnchors(ctx context.Context, client *minio.Client, bucket, prefix string, c audit.Chain) (AnchorReport, error) {
 	if c.Replica == "" {
 		return AnchorReport{}, fmt.Errorf("the files name no replica (written before replica IDs); anchors are kept per replica")
 	}
 	newest := c.Files[len(c.Files)-1]
-	dir := anchorDir(prefix, c.Replica, guard.LogName(newest.Path))
+	dir := anchorDir(prefix, c.Replica, audit.LogName(newest.Path))
 	rep := AnchorReport{Dir: "s3://" + bucket + "/" + dir}
 	anchors, err := listAnchors(ctx, client, bucket, dir)
 	if err != nil {
@@ -59,7 +59,7 @@ func CheckAnchors(ctx context.Context, client *minio.Client, bucket, prefix stri
 	for _, f := range c.Files {
 		paths = append(paths, f.Path)
 	}
-	hashes, err := guard.HashesAt(paths, want)
+	hashes, err := audit.HashesAt(paths, want)
 	if err != nil {
 		return rep, err
 	}

@@ -78,7 +78,7 @@ func NewSyslog(target string, queue int, log *slog.Logger) (*Syslog, error) {
 	return s, nil
 }
 
-// Ship queues a copy of line (guard.Shipper); it never blocks.
+// Ship queues a copy of line (audit.Shipper); it never blocks.
 func (s *Syslog) Ship(line []byte, _ uint64, _ string) {
 	select {
 	case s.queue <- shipped{line: bytes.Clone(bytes.TrimSuffix(line, []byte("\n"))), time: time.Now()}:

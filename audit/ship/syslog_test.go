@@ -16,6 +16,7 @@ import (
 	"github.com/leodido/go-syslog/v4/octetcounting"
 	"github.com/leodido/go-syslog/v4/rfc5424"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -79,10 +80,10 @@ func logWithSink(t *testing.T, target string, n int) ([]string, *Syslog) {
 	s, err := NewSyslog(target, 64, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := guard.OpenAuditLogWith(path, guard.AuditOptions{Replica: "r1", Ship: s, Log: slog.New(slog.DiscardHandler)})
+	a, err := audit.OpenWith(path, audit.Options{Replica: "r1", Ship: s, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	for i := range n {
-		require.NoError(t, a.Append(guard.Entry{Session: "s", Tool: "read_file", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
+		require.NoError(t, a.Append(audit.Entry{Session: "s", Tool: "read_file", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
 	}
 	require.NoError(t, a.Close())
 	require.NoError(t, s.Close())
@@ -130,7 +131,7 @@ func TestSyslogShipsEveryLine(t *testing.T) {
 			require.Equal(t, "toolwarden", *m.Appname)
 			require.Equal(t, "audit", *m.MsgID)
 			require.Equal(t, uint8(13*8+6), *m.Priority)
-			res, err := guard.Verify(strings.NewReader(strings.Join(r.lines(), "\n") + "\n"))
+			res, err := audit.Verify(strings.NewReader(strings.Join(r.lines(), "\n") + "\n"))
 			require.NoError(t, err, "the shipped copy verifies")
 			require.Equal(t, len(local), res.Lines)
 		})
@@ -151,13 +152,13 @@ func TestSyslogOutageNeverHoldsUpTheLog(t *testing.T) {
 	s, err := NewSyslog("tcp://"+addr, 4, slog.New(slog.NewTextHandler(&logBuf, nil)))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := guard.OpenAuditLogWith(path, guard.AuditOptions{Ship: s, Log: slog.New(slog.DiscardHandler)})
+	a, err := audit.OpenWith(path, audit.Options{Ship: s, Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer a.Close()
 	for i := range 50 {
-		require.NoError(t, a.Append(guard.Entry{Session: "s", Tool: "t", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
+		require.NoError(t, a.Append(audit.Entry{Session: "s", Tool: "t", ArgsSHA256: fmt.Sprint(i), Rule: "allowed", Outcome: guard.Allow}))
 	}
-	res, err := guard.VerifyFiles([]string{path})
+	res, err := audit.VerifyFiles([]string{path})
 	require.NoError(t, err)
 	require.Equal(t, 50, res.Files[0].Lines, "every line is in the local log")
 	require.GreaterOrEqual(t, s.Dropped(), uint64(50-4-1), "beyond the queue and the line in hand, shipments are dropped")
@@ -170,7 +171,7 @@ func TestSyslogOutageNeverHoldsUpTheLog(t *testing.T) {
 	go r.serveStream(ln)
 	require.Eventually(t, func() bool { return s.Sent() >= 4 }, 30*time.Second, 20*time.Millisecond,
 		"the queued lines go out once the server is back")
-	require.NoError(t, a.Append(guard.Entry{Session: "s", Tool: "t", ArgsSHA256: "after", Rule: "allowed", Outcome: guard.Allow}))
+	require.NoError(t, a.Append(audit.Entry{Session: "s", Tool: "t", ArgsSHA256: "after", Rule: "allowed", Outcome: guard.Allow}))
 	require.Eventually(t, func() bool {
 		l := r.lines()
 		return len(l) > 0 && strings.Contains(l[len(l)-1], `"args_sha256":"after"`)

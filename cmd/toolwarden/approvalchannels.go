@@ -11,10 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/toolwarden/toolwarden/approvals/webhook"
-	"github.com/toolwarden/toolwarden/approvals/page"
 	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/approvals/page"
 	"github.com/toolwarden/toolwarden/approvals/socket"
+	"github.com/toolwarden/toolwarden/approvals/webhook"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )

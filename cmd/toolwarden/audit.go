@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/declared"
 )
@@ -43,7 +43,7 @@ contradicts.`,
 			if err != nil {
 				return err
 			}
-			chains := guard.VerifyChains(files)
+			chains := audit.VerifyChains(files)
 			if err := reportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
 				return err
 			}
@@ -58,7 +58,7 @@ contradicts.`,
 
 // checkAnchors checks every chain against its anchors and prints what it
 // found; any contradiction fails the command.
-func checkAnchors(cmd *cobra.Command, configFile string, chains []guard.Chain) error {
+func checkAnchors(cmd *cobra.Command, configFile string, chains []audit.Chain) error {
 	l, err := configs.Load(configs.Options{File: configFile, CheckTool: declared.Check})
 	if err != nil {
 		return err
@@ -95,7 +95,7 @@ func checkAnchors(cmd *cobra.Command, configFile string, chains []guard.Chain) e
 
 // reportChains prints each chain, headed by its replica when there are
 // several, and fails if any is broken.
-func reportChains(w io.Writer, chains []guard.Chain) error {
+func reportChains(w io.Writer, chains []audit.Chain) error {
 	if len(chains) == 1 {
 		if chains[0].Err != nil {
 			return chains[0].Err
@@ -140,7 +140,7 @@ func auditFiles(args []string) ([]string, error) {
 			files = append(files, arg)
 			continue
 		}
-		in, err := guard.LogFiles(arg)
+		in, err := audit.LogFiles(arg)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +152,7 @@ func auditFiles(args []string) ([]string, error) {
 // printChain says what was found: the summary line, then each file in
 // chain order with its rotation, the torn lines set aside, and the .torn
 // files.
-func printChain(w io.Writer, res guard.ChainResult) {
+func printChain(w io.Writer, res audit.ChainResult) {
 	last := res.Files[len(res.Files)-1]
 	lines := 0
 	for _, f := range res.Files {
@@ -193,9 +193,9 @@ func base(p string) string { return filepath.Base(p) }
 // openAudit opens the audit log with its shipping and anchoring, as
 // configured; the close function closes the log, then sends what is left
 // to ship and writes the last anchor.
-func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guard.AuditLog, func(), error) {
+func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audit.Log, func(), error) {
 	c := cfg.Audit
-	opts := guard.AuditOptions{Sync: guard.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
+	opts := audit.Options{Sync: audit.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
 		Replica: c.Replica()}
 	var sink *ship.Syslog
 	if c.Ship.Syslog != "" {
@@ -210,7 +210,7 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guar
 			sink.Close()
 		}
 	}
-	audit, err := guard.OpenAuditLogWith(mcpserver.AuditPath(cfg), opts)
+	audit, err := audit.OpenWith(mcpserver.AuditPath(cfg), opts)
 	if err != nil {
 		stopSink()
 		return nil, nil, err
@@ -233,7 +233,7 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*guar
 }
 
 // startAnchors starts anchoring when audit.anchor.bucket is set.
-func startAnchors(ctx context.Context, cfg configs.Config, audit *guard.AuditLog, log *slog.Logger) (*ship.Anchorer, error) {
+func startAnchors(ctx context.Context, cfg configs.Config, audit *audit.Log, log *slog.Logger) (*ship.Anchorer, error) {
 	an := cfg.Audit.Anchor
 	if an.Bucket == "" {
 		return nil, nil

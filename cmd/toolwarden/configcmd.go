@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -73,7 +74,7 @@ type effective struct {
 }
 
 func printEffective(cmd *cobra.Command, l *configs.Loaded) error {
-	b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger("error"))
+	b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), audit.Discard{}, version, newLogger("error"))
 	if err != nil {
 		return err
 	}

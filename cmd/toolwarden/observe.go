@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/metrics"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/tracing"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // observers are what watches a serving server: Prometheus metrics when

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
@@ -33,13 +34,13 @@ func serveAndRead(t *testing.T, ws string, env []string, path string, args ...st
 	return res.Content[0].(mcp.TextContent).Text
 }
 
-func readAudit(t *testing.T, path string) []guard.Entry {
+func readAudit(t *testing.T, path string) []audit.Entry {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var out []guard.Entry
+	var out []audit.Entry
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e guard.Entry
+		var e audit.Entry
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		out = append(out, e)
 	}

@@ -8,10 +8,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 func newPolicyCmd() *cobra.Command {
@@ -42,7 +43,7 @@ Exit status: 0 allowed, 2 denied, 3 needs approval, 1 could not decide.`,
 			if err != nil {
 				return err
 			}
-			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger("error"))
+			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), audit.Discard{}, version, newLogger("error"))
 			if err != nil {
 				return err
 			}
@@ -78,7 +79,7 @@ Exit status: 0 allowed, 2 denied, 3 needs approval, 1 could not decide.`,
 // explanation is the --json form of a decision.
 type explanation struct {
 	Tool    string        `json:"tool"`
-	Outcome guard.Outcome `json:"outcome"`
+	Outcome audit.Outcome `json:"outcome"`
 	Rule    string        `json:"rule"`
 	Code    string        `json:"code,omitempty"`
 	Message string        `json:"message,omitempty"`

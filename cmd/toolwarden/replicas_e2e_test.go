@@ -11,7 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -50,7 +50,7 @@ func TestReplicasShareRateLimit(t *testing.T) {
 
 // replicaEntries are the call lines of one replica's audit file, after
 // `toolwarden audit verify` checked its chain.
-func replicaEntries(t *testing.T, path string) []guard.Entry {
+func replicaEntries(t *testing.T, path string) []audit.Entry {
 	out, err := exec.Command(binary, "audit", "verify", path).CombinedOutput()
 	require.NoError(t, err, string(out))
 	return auditEntries(t, []string{"TOOLWARDEN_AUDIT_PATH=" + path})

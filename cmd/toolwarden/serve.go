@@ -10,8 +10,8 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -76,12 +76,12 @@ func serve(cmd *cobra.Command, l *configs.Loaded) error {
 
 // openServer opens the audit log and builds the server over it, as serve,
 // call and gemini do; closeAll closes the server, then the log.
-func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcpserver.Built, *guard.AuditLog, func(), error) {
+func openServer(ctx context.Context, cfg configs.Config, log *slog.Logger) (*mcpserver.Built, *audit.Log, func(), error) {
 	return openObservedServer(ctx, cfg, log, mcpserver.Observers{})
 }
 
 // openObservedServer is openServer with observers (metrics).
-func openObservedServer(ctx context.Context, cfg configs.Config, log *slog.Logger, obs mcpserver.Observers) (*mcpserver.Built, *guard.AuditLog, func(), error) {
+func openObservedServer(ctx context.Context, cfg configs.Config, log *slog.Logger, obs mcpserver.Observers) (*mcpserver.Built, *audit.Log, func(), error) {
 	audit, closeAudit, err := openAudit(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, nil, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -57,11 +58,11 @@ func TestRunOutlivesCallTimeout(t *testing.T) {
 
 // auditEntries reads the audit file of the server of env, after checking
 // its hash chain.
-func auditEntries(t *testing.T, env []string) []guard.Entry {
+func auditEntries(t *testing.T, env []string) []audit.Entry {
 	t.Helper()
 	for _, kv := range env {
 		if p, ok := strings.CutPrefix(kv, "TOOLWARDEN_AUDIT_PATH="); ok {
-			_, err := guard.VerifyFiles([]string{p})
+			_, err := audit.VerifyFiles([]string{p})
 			require.NoError(t, err)
 			return readAudit(t, p)
 		}

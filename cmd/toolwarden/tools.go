@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -21,7 +21,7 @@ func newToolsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), guard.Discard{}, version, newLogger(l.Config.Log.Level))
+			b, err := mcpserver.Build(cmd.Context(), oneShot(l.Config), audit.Discard{}, version, newLogger(l.Config.Log.Level))
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -38,7 +39,7 @@ func replicaGuard(t testing.TB, l guard.Limits, store guard.UsageStore) *guard.G
 	}, nil)
 	require.NoError(t, err)
 	return guard.New(guard.Config{Policy: p, Limits: l, MaxOutputBytes: 1 << 20, Usage: store},
-		[]guard.ToolInfo{{Name: "echo", Cost: 3}}, v, guard.Discard{})
+		[]guard.ToolInfo{{Name: "echo", Cost: 3}}, v, audit.Discard{})
 }
 
 func echo(g *guard.Guard, identity string) *toolerr.Error {

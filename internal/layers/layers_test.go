@@ -12,11 +12,11 @@ import (
 const module = "github.com/toolwarden/toolwarden/"
 
 // leaves hold rules several layers share; they import no toolwarden
-// package but toolerr, so any layer may use them.
-var leaves = []string{"toolerr", "capability", "workspacepath", "artifactkey", "structured"}
+// package but internal/toolerr, so any layer may use them.
+var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured"}
 
 // toolDeps is what a tool package builds on.
-var toolDeps = with(leaves, "tools", "configs", "sandbox", "tracing")
+var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
 
 // mayImport is the one table of allowed arrows: each package of the module
 // (a key may be a path.Match pattern) and the toolwarden packages it may
@@ -25,43 +25,51 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "tracing")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
-	"mcpserver":      with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox", "jsonrpcstrict", "oauth", "approvals", "tracing", "clusterstate"),
-	"bridge":         leaves,
-	"guard":          with(leaves, "guard/outfilter"),
+	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
+		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate"),
+	"bridge": leaves,
+	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
+	// The hash-chained audit log: append, rotate, verify, torn tails.
+	"audit": {"internal/jsonenc"},
+	// Reads audit logs in tests (the packages' shared test helper).
+	"audit/audittest": {"audit"},
 	// Ships audit lines to syslog and anchors the chain head to S3.
-	"auditship": with(leaves, "guard", "configs"),
-	// The replicas' shared usage and approval state, in Redis/Valkey.
-	"clusterstate":    with(leaves, "guard", "approvals"),
-	"tools/artifacts": toolDeps,
-	"tools/exec":      toolDeps,
-	"tools/fs":        toolDeps,
-	"tools/graph":     toolDeps,
+	"audit/ship": with(leaves, "audit", "configs"),
+	// The approval hub and its channels (page, terminal socket, webhook).
+	"approvals":         nil,
+	"approvals/page":    {"approvals"},
+	"approvals/socket":  {"approvals"},
+	"approvals/webhook": {"approvals"},
+	"tools/artifacts":   toolDeps,
+	"tools/exec":        toolDeps,
+	"tools/fs":          toolDeps,
+	"tools/graph":       toolDeps,
 	// Declared cli tools with go_cache run with go scripts' toolchain.
 	"tools/declared":  with(toolDeps, "tools/exec"),
 	"tools":           leaves,
 	"sandbox":         leaves,
 	"configs":         leaves,
-	"guard/outfilter": {"structured"},
-	// The strict JSON-RPC pre-check both transports run.
-	"jsonrpcstrict": nil,
-	// Validates OAuth access tokens; knows nothing of MCP or the guard.
-	"oauth":     nil,
-	"approvals": nil,
+	"guard/outfilter": {"internal/structured"},
+	// The replicas' shared usage and approval state, in Redis/Valkey.
+	"internal/clusterstate": with(leaves, "guard", "approvals"),
 	// Counts calls, decisions and sandbox runs for Prometheus (the guard's
 	// Observer, a sandbox.Runner wrapper).
-	"metrics": {"guard", "sandbox", "internal/version"},
+	"internal/metrics": {"guard", "sandbox", "internal/version"},
 	// OpenTelemetry spans of calls and of the sandbox runs, S3 and Neo4j
 	// requests they make; tools use it, so it imports no tool.
-	"tracing":       {"sandbox"},
-	"approvalpage":  {"approvals"},
-	"approvalsock":  {"approvals"},
-	"approvalhook":  {"approvals"},
-	"toolerr":       nil,
-	"capability":    nil,
-	"workspacepath": {"toolerr"},
-	"artifactkey":   {"toolerr"},
+	"internal/tracing": {"sandbox"},
+	// The strict JSON-RPC pre-check both transports run.
+	"internal/jsonrpcstrict": nil,
+	// Validates OAuth access tokens; knows nothing of MCP or the guard.
+	"internal/oauth":         nil,
+	"internal/toolerr":       nil,
+	"internal/capability":    nil,
+	"internal/workspacepath": {"internal/toolerr"},
+	"internal/artifactkey":   {"internal/toolerr"},
 	// A tool's structured output with its JSON, encoded once.
-	"structured": nil,
+	"internal/structured": nil,
+	// JSON encoders byte for byte as encoding/json (audit lines, digests).
+	"internal/jsonenc": nil,
 	// Renders docs/tools.md from the catalog's tool definitions.
 	"internal/tooldoc": {"tools"},
 	// The build's version, commit and date (-ldflags -X or the toolchain's).
@@ -81,7 +89,8 @@ var mayNotDependOn = []struct{ pkg, dep, why string }{
 	{"configs", "github.com/zricethezav/gitleaks/", "loading a config needs no secret-scanning rule set (guard's)"},
 	{"tools/graph", "github.com/minio/minio-go/", "the graph tools need artifact keys, not an S3 client"},
 	{"tools/fs", "github.com/minio/minio-go/", "the file tools need no S3 client"},
-	{"capability", "github.com/zricethezav/gitleaks/", "the capability grammar is a leaf"},
+	{"internal/capability", "github.com/zricethezav/gitleaks/", "the capability grammar is a leaf"},
+	{"audit", "github.com/zricethezav/gitleaks/", "the audit log writes lines; it filters nothing"},
 }
 
 func with(base []string, more ...string) []string { return append(slices.Clone(base), more...) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkAdmitFinish(b *testing.B) {
 	}{{"none", nil}, {"noop", noop{}}, {"prometheus", New([]string{"read_file"})}} {
 		b.Run(c.name, func(b *testing.B) {
 			g := guard.New(guard.Config{Policy: policy, Limits: guard.Limits{MaxCalls: 1 << 62, MaxOutputBytes: 1 << 62}, MaxOutputBytes: 1 << 20},
-				[]guard.ToolInfo{{Name: "read_file", PathArgs: []string{"path"}}}, v, guard.Discard{})
+				[]guard.ToolInfo{{Name: "read_file", PathArgs: []string{"path"}}}, v, audit.Discard{})
 			if c.obs != nil {
 				g.SetObserver(c.obs)
 			}

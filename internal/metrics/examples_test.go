@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -21,10 +22,10 @@ import (
 // least one series (a vector shows only once it has one).
 func families(t *testing.T) map[string]bool {
 	m := New([]string{"read_file"})
-	for _, o := range []guard.Outcome{guard.Allow, guard.Deny, guard.NeedsApproval, guard.Approved, guard.OutcomeCompleted} {
-		m.Observe(guard.Event{Entry: guard.Entry{Tool: "read_file", Outcome: o}, RedactedBy: map[string]int{"r": 1}})
+	for _, o := range []audit.Outcome{guard.Allow, guard.Deny, guard.NeedsApproval, guard.Approved, guard.OutcomeCompleted} {
+		m.Observe(guard.Event{Entry: audit.Entry{Tool: "read_file", Outcome: o}, RedactedBy: map[string]int{"r": 1}})
 	}
-	m.Observe(guard.Event{Entry: guard.Entry{Tool: "read_file"}, Err: os.ErrClosed})
+	m.Observe(guard.Event{Entry: audit.Entry{Tool: "read_file"}, Err: os.ErrClosed})
 	_, _ = m.Runner(fakeRunner{}).Run(t.Context(), sandbox.Request{})
 	m.HTTP(http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	fams, err := m.Registry().Gather()

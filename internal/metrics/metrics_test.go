@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/sandbox"
 )
@@ -66,8 +67,8 @@ func matches(m *dto.Metric, labels map[string]string) bool {
 	return true
 }
 
-func line(tool string, outcome guard.Outcome, rule string) guard.Event {
-	return guard.Event{Entry: guard.Entry{Tool: tool, Outcome: outcome, Rule: rule, DurationMS: 0.2}}
+func line(tool string, outcome audit.Outcome, rule string) guard.Event {
+	return guard.Event{Entry: audit.Entry{Tool: tool, Outcome: outcome, Rule: rule, DurationMS: 0.2}}
 }
 
 func TestObserveCountsAuditLines(t *testing.T) {
@@ -76,15 +77,15 @@ func TestObserveCountsAuditLines(t *testing.T) {
 		line("read_file", guard.Allow, "allowed"),
 		line("read_file", guard.OutcomeCompleted, "allowed"),
 		line("read_file", guard.Allow, "allowed"),
-		{Entry: guard.Entry{Tool: "read_file", Outcome: guard.OutcomeFailed, Code: "not_found", DurationMS: 3}},
+		{Entry: audit.Entry{Tool: "read_file", Outcome: guard.OutcomeFailed, Code: "not_found", DurationMS: 3}},
 		line("read_file", guard.Deny, "path.inside_workspace"),
 		line("write_file", guard.NeedsApproval, "approval.elicit"),
-		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, DecidedBy: "socket uid=1000"}},
-		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.OutcomeCompleted}, RedactedBy: map[string]int{"aws-access-token": 2, "github-pat": 1}},
-		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Declined, Rule: "approval.timeout"}},
-		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.elicit"}},
-		{Entry: guard.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.session"}},
-		{Entry: guard.Entry{Tool: "read_file", Outcome: guard.Allow}, Err: errors.New("disk full")},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, DecidedBy: "socket uid=1000"}},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.OutcomeCompleted}, RedactedBy: map[string]int{"aws-access-token": 2, "github-pat": 1}},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Declined, Rule: "approval.timeout"}},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.elicit"}},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.session"}},
+		{Entry: audit.Entry{Tool: "read_file", Outcome: guard.Allow}, Err: errors.New("disk full")},
 		{Entry: guard.StartEntry("abc", "dev")},
 	} {
 		m.Observe(ev)

@@ -21,8 +21,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/tracing"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // Limits are the config's artifacts section.

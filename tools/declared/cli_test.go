@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 func ptr[T any](v T) *T { return &v }

@@ -11,9 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 // value is one checked argument: Text is what a cli argument or a query

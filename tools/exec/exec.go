@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 )
 

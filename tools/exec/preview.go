@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/sandbox"
 )
 
 // The previews show the human who approves a run exactly what will run:

@@ -5,10 +5,10 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // Entry describes one file system entry.

@@ -10,8 +10,8 @@ import (
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // The previews describe a write for the human who approves it: the action

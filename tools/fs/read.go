@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolwarden/toolwarden/internal/toolerr"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // ReadFileIn is read_file's input.

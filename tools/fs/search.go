@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/sandbox"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // maxPatternBytes bounds search and grep patterns.

@@ -5,8 +5,8 @@ import (
 	"path"
 
 	"github.com/toolwarden/toolwarden/internal/toolerr"
-	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/internal/workspacepath"
+	"github.com/toolwarden/toolwarden/tools"
 )
 
 // WriteFileIn is write_file's input.

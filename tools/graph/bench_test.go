@@ -16,8 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/graph"
@@ -45,7 +45,7 @@ func setup(b *testing.B) *benchEnv {
 	require.NoError(b, err)
 	cfg := l.Config
 	cfg.Audit.Path = filepath.Join(dir, "audit.jsonl")
-	audit, err := guard.OpenAuditLog(cfg.Audit.Path)
+	audit, err := audit.Open(cfg.Audit.Path)
 	require.NoError(b, err)
 	b.Cleanup(func() { audit.Close() })
 	srv, err := mcpserver.Build(context.Background(), cfg, audit, "bench", slog.New(slog.NewTextHandler(io.Discard, nil)))

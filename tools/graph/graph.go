@@ -1,4 +1,4 @@
-// Package graph implements the Neo4j task-graph tools of seed 004:
+// Package graph implements the Neo4j task-graph tools:
 // missions, their tasks, the task hierarchy and dependencies, the agent a
 // task is assigned to and the artifacts it produced.
 //

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"crypto/sha256"
@@ -24,7 +24,7 @@ type Entry struct {
 	Identity string `json:"identity,omitempty"` // keys limits, see Call.Identity
 	Trusted  bool   `json:"trusted,omitempty"`  // an operator call (toolwarden call --trusted)
 	// Replica names the server replica that wrote the line
-	// (AuditOptions.Replica), so that the files of a fleet tell apart.
+	// (Options.Replica), so that the files of a fleet tell apart.
 	Replica    string  `json:"replica,omitempty"`
 	Tool       string  `json:"tool"`
 	ArgsSHA256 string  `json:"args_sha256"`
@@ -65,6 +65,10 @@ type Entry struct {
 	TornFile  string `json:"torn_file,omitempty"`
 }
 
+// Outcome is what a line records: the guard's decision, how an allowed
+// call ended, or what the log itself did (OutcomeRotated, OutcomeTornTail).
+type Outcome string
+
 // genesis is the Prev of the first line.
 const genesis = "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -83,9 +87,9 @@ const (
 	SyncNone SyncMode = "none"
 )
 
-// AuditOptions configure an AuditLog. The zero value syncs every second
+// Options configure an Log. The zero value syncs every second
 // and never rotates.
-type AuditOptions struct {
+type Options struct {
 	Sync SyncMode
 	// SyncInterval is the interval of SyncInterval (default one second).
 	SyncInterval time.Duration
@@ -111,14 +115,14 @@ type Shipper interface {
 	Ship(line []byte, seq uint64, hash string)
 }
 
-// AuditLog appends hash-chained entries to a file. Several processes may
+// Log appends hash-chained entries to a file. Several processes may
 // share one file: an append holds the writer lock (see writerLock),
 // follows a rotation another process made, and reads the tail if another
 // process wrote.
-type AuditLog struct {
+type Log struct {
 	mu   sync.Mutex
 	path string
-	opts AuditOptions
+	opts Options
 	now  func() time.Time
 	lk   *writerLock
 	// swap guards f against a fsync running outside mu: f is replaced
@@ -144,16 +148,16 @@ type AuditLog struct {
 	closed bool
 }
 
-// OpenAuditLog opens (creating, mode 0600) the audit file at path with the
+// Open opens (creating, mode 0600) the audit file at path with the
 // default options.
-func OpenAuditLog(path string) (*AuditLog, error) {
-	return OpenAuditLogWith(path, AuditOptions{})
+func Open(path string) (*Log, error) {
+	return OpenWith(path, Options{})
 }
 
-// OpenAuditLogWith opens (creating, mode 0600) the audit file at path. A
+// OpenWith opens (creating, mode 0600) the audit file at path. A
 // torn last line, left by a crash in the middle of a write, is moved to
 // path.torn and recorded in the chain, which then goes on.
-func OpenAuditLogWith(path string, opts AuditOptions) (*AuditLog, error) {
+func OpenWith(path string, opts Options) (*Log, error) {
 	if opts.Sync == "" {
 		opts.Sync = SyncInterval
 	}
@@ -172,7 +176,7 @@ func OpenAuditLogWith(path string, opts AuditOptions) (*AuditLog, error) {
 		lk.close()
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	a := &AuditLog{f: f, fd: int(f.Fd()), lk: lk, path: path, opts: opts, now: time.Now}
+	a := &Log{f: f, fd: int(f.Fd()), lk: lk, path: path, opts: opts, now: time.Now}
 	a.sync = newSyncer(opts.Sync, opts.SyncInterval, a.fsync, opts.Log)
 	if err := a.check(); err != nil {
 		a.Close()
@@ -187,7 +191,7 @@ func openAuditFile(path string) (*os.File, error) {
 
 // check reads the tail under the lock at open, setting a torn line aside,
 // and removes what a rotation that crashed left behind.
-func (a *AuditLog) check() error {
+func (a *Log) check() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := a.hold(time.Now()); err != nil {
@@ -199,10 +203,10 @@ func (a *AuditLog) check() error {
 }
 
 // Path returns the audit file's path.
-func (a *AuditLog) Path() string { return a.path }
+func (a *Log) Path() string { return a.path }
 
 // Close fsyncs (unless the mode is none) and closes the file.
-func (a *AuditLog) Close() error {
+func (a *Log) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -227,7 +231,7 @@ func (a *AuditLog) Close() error {
 // Append chains e to the log and writes it, rotating first when the file is
 // due. Seq, Time, Prev and Hash are set here. It returns once the line is
 // written, and with SyncAlways once it is on stable storage.
-func (a *AuditLog) Append(e Entry) error {
+func (a *Log) Append(e Entry) error {
 	n, err := a.append(e)
 	if err != nil {
 		return err
@@ -238,7 +242,7 @@ func (a *AuditLog) Append(e Entry) error {
 	return nil
 }
 
-func (a *AuditLog) append(e Entry) (uint64, error) {
+func (a *Log) append(e Entry) (uint64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -272,7 +276,7 @@ func (a *AuditLog) append(e Entry) (uint64, error) {
 // writer lock is held. A failed write (a full disk) is cut off again, so that
 // the file keeps ending in a whole line and the next append succeeds once
 // there is room. It returns the write's number for the syncer.
-func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
+func (a *Log) write(e Entry, last *Entry, size int64) (uint64, error) {
 	e.Seq, e.Prev = 1, genesis
 	if last != nil {
 		e.Seq, e.Prev = last.Seq+1, last.Hash
@@ -309,7 +313,7 @@ func (a *AuditLog) write(e Entry, last *Entry, size int64) (uint64, error) {
 // cutPartial cuts off the n bytes a failed write left at the end of the
 // file (measured, not taken from memory: a foreign writer may have
 // appended meanwhile).
-func (a *AuditLog) cutPartial(n int) error {
+func (a *Log) cutPartial(n int) error {
 	if err := syscall.Fstat(a.fd, &a.st); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ type Head struct {
 // Head returns the newest line this process wrote or read, false before
 // any. With several processes on one file it may be an older line: still
 // a true statement of the chain.
-func (a *AuditLog) Head() (Head, bool) {
+func (a *Log) Head() (Head, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.last == nil {

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ const (
 // hold makes sure this process holds the writer lock, giving it to a
 // waiting process first, and that the open file is the one path names.
 // mu is held.
-func (a *AuditLog) hold(now time.Time) error {
+func (a *Log) hold(now time.Time) error {
 	if a.lk.held && a.lk.wanted() {
 		a.lk.release()
 	}
@@ -58,10 +58,10 @@ func (a *AuditLog) hold(now time.Time) error {
 
 // armPoll starts watching, while the lock is held, for a process that
 // waits for it, and for this one going idle: pollEvery after the latest
-// append, which each append checks itself (AuditLog.append), so that a
+// append, which each append checks itself (Log.append), so that a
 // busy log's timer never fires (each firing woke a thread of an
 // otherwise idle process: ~6% of a stdio call's CPU).
-func (a *AuditLog) armPoll() {
+func (a *Log) armPoll() {
 	if a.poll == nil {
 		a.poll = time.AfterFunc(pollEvery, a.pollLock)
 		return
@@ -69,7 +69,7 @@ func (a *AuditLog) armPoll() {
 	a.poll.Reset(pollEvery)
 }
 
-func (a *AuditLog) pollLock() {
+func (a *Log) pollLock() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if !a.lk.held || a.closed {
@@ -83,7 +83,7 @@ func (a *AuditLog) pollLock() {
 }
 
 // current reports whether the open file is still the one path names.
-func (a *AuditLog) current() (bool, error) {
+func (a *Log) current() (bool, error) {
 	pi, err := os.Stat(a.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		a.opts.Log.Warn("audit log file was removed; starting a new one", "file", a.path)
@@ -101,7 +101,7 @@ func (a *AuditLog) current() (bool, error) {
 
 // stat fstats the open file into a.st; a file that was removed (no link
 // left) is replaced by a new one at path.
-func (a *AuditLog) stat() error {
+func (a *Log) stat() error {
 	if err := syscall.Fstat(a.fd, &a.st); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (a *AuditLog) stat() error {
 	return syscall.Fstat(a.fd, &a.st)
 }
 
-func (a *AuditLog) reopen() error {
+func (a *Log) reopen() error {
 	f, err := openAuditFile(a.path)
 	if err != nil {
 		return fmt.Errorf("audit log reopen: %w", err)
@@ -126,7 +126,7 @@ func (a *AuditLog) reopen() error {
 
 // replace makes f the file appended to. The old one is fsynced first
 // (unless the mode is none), so every write counted so far is durable.
-func (a *AuditLog) replace(f *os.File) {
+func (a *Log) replace(f *os.File) {
 	a.swap.Lock()
 	old := a.f
 	a.f, a.fd = f, int(f.Fd())
@@ -143,7 +143,7 @@ func (a *AuditLog) replace(f *os.File) {
 }
 
 // fsync flushes the current file; the syncer calls it outside mu.
-func (a *AuditLog) fsync() error {
+func (a *Log) fsync() error {
 	a.swap.RLock()
 	defer a.swap.RUnlock()
 	return a.f.Sync()
@@ -153,7 +153,7 @@ func (a *AuditLog) fsync() error {
 // this process held the writer lock since it last looked (fresh), or when
 // the file has not changed since it last wrote to it. A torn last line is
 // set aside first; the writer lock is held.
-func (a *AuditLog) lastEntry() (*Entry, int64, error) {
+func (a *Log) lastEntry() (*Entry, int64, error) {
 	if a.fresh && a.last != nil {
 		return a.last, a.size, nil
 	}
@@ -239,7 +239,7 @@ func lastLineStart(f *os.File, size int64) (int64, error) {
 
 // firstTime is the time of the file's first line (zero when unknown), the
 // age MaxAge is measured from.
-func (a *AuditLog) firstTime() time.Time {
+func (a *Log) firstTime() time.Time {
 	if !a.born.IsZero() {
 		return a.born
 	}

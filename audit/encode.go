@@ -1,10 +1,9 @@
-package guard
+package audit
 
 import (
-	"encoding/json"
-	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/toolwarden/toolwarden/internal/jsonenc"
 )
 
 // appendEntry appends e's JSON, byte for byte what json.Marshal(e) gives
@@ -35,18 +34,18 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 	b = appendMember(b, `,"outcome":`, string(e.Outcome))
 	b = appendOmitempty(b, `,"code":`, e.Code)
 	b = append(b, `,"duration_ms":`...)
-	b = appendFloat(b, e.DurationMS)
+	b = jsonenc.AppendFloat(b, e.DurationMS)
 	b = appendMember(b, `,"prev":`, e.Prev)
 	b = append(b, `,"hash":`...)
 	at := len(b) + 1
-	b = appendString(b, e.Hash)
+	b = jsonenc.AppendString(b, e.Hash)
 	if len(e.DroppedArgs) > 0 {
 		b = append(b, `,"dropped_args":[`...)
 		for i, s := range e.DroppedArgs {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, s)
+			b = jsonenc.AppendString(b, s)
 		}
 		b = append(b, ']')
 	}
@@ -68,7 +67,7 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 }
 
 func appendMember(b []byte, key, s string) []byte {
-	return appendString(append(b, key...), s)
+	return jsonenc.AppendString(append(b, key...), s)
 }
 
 func appendOmitempty(b []byte, key, s string) []byte {
@@ -76,43 +75,4 @@ func appendOmitempty(b []byte, key, s string) []byte {
 		return b
 	}
 	return appendMember(b, key, s)
-}
-
-// appendString appends s as a JSON string. Plain ASCII, what nearly every
-// value is (digests, names, times), is copied; anything else goes through
-// encoding/json, whose escaping (HTML characters, U+2028, invalid UTF-8)
-// the hash depends on.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
-
-// appendFloat formats f as encoding/json does (ES6 number formatting). A
-// NaN or an infinity, which json.Marshal refuses, cannot come from a
-// duration; it is written as 0 rather than failing the call's audit.
-func appendFloat(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, '0')
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	start := len(b)
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9, as encoding/json does
-		if n := len(b) - start; n >= 4 && b[len(b)-4] == 'e' && b[len(b)-3] == '-' && b[len(b)-2] == '0' {
-			b[len(b)-2] = b[len(b)-1]
-			b = b[:len(b)-1]
-		}
-	}
-	return b
 }

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestOpenSetsATornLastLineAside(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "audit.jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o600))
 			log, logged := captureLog()
-			a, err := OpenAuditLogWith(path, AuditOptions{Log: log})
+			a, err := OpenWith(path, Options{Log: log})
 			require.NoError(t, err)
 			require.NoError(t, a.Append(testEntry(9)))
 			require.NoError(t, a.Close())
@@ -88,7 +88,7 @@ func TestTornLinesAccumulateInTheTornFile(t *testing.T) {
 		_, err = f.WriteString(junk)
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
-		a, err := OpenAuditLogWith(path, AuditOptions{Log: slog.New(slog.DiscardHandler)})
+		a, err := OpenWith(path, Options{Log: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		require.NoError(t, a.Close())
 	}
@@ -105,7 +105,7 @@ func TestOpenRefusesDamageBeyondTheLastLine(t *testing.T) {
 	content := strings.Join(lines, "\n") + "\ngarbage\nmore garbage\n"
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
-	_, err := OpenAuditLog(path)
+	_, err := Open(path)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), path)
 	require.Contains(t, err.Error(), "the line before it is no audit entry either")
@@ -120,7 +120,7 @@ func TestOpenRefusesDamageBeyondTheLastLine(t *testing.T) {
 // died in the middle of a write; the next append of a live one repairs it.
 func TestAppendSetsAsideATornLineOfAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := OpenAuditLogWith(path, AuditOptions{Log: slog.New(slog.DiscardHandler)})
+	a, err := OpenWith(path, Options{Log: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	defer a.Close()
 	require.NoError(t, a.Append(testEntry(0)))

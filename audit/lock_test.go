@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func TestAuditHelperProcess(t *testing.T) {
 	}
 	n, err := strconv.Atoi(os.Getenv(helperLogEnv + "_LINES"))
 	require.NoError(t, err)
-	a, err := OpenAuditLogWith(path, AuditOptions{Sync: SyncNone, MaxBytes: 8192, Replica: "helper"})
+	a, err := OpenWith(path, Options{Sync: SyncNone, MaxBytes: 8192, Replica: "helper"})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path+".ready", nil, 0o600))
 	for !fileExists(path + ".go") {
@@ -55,7 +55,7 @@ func TestAuditTwoProcessesChainOneFile(t *testing.T) {
 		}
 		out <- err
 	}()
-	a := openRotating(t, path, AuditOptions{Sync: SyncNone, MaxBytes: 8192, Replica: "parent"})
+	a := openRotating(t, path, Options{Sync: SyncNone, MaxBytes: 8192, Replica: "parent"})
 	for !fileExists(path + ".ready") {
 		time.Sleep(time.Millisecond)
 	}
@@ -168,7 +168,7 @@ func fileExists(p string) bool {
 func TestAuditLockWithoutASharedMapping(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	a, b := openTestLog(t, path), openTestLog(t, path)
-	for _, w := range []*AuditLog{a, b} {
+	for _, w := range []*Log{a, b} {
 		f, err := os.OpenFile(lockPath(path), os.O_RDWR, 0)
 		require.NoError(t, err)
 		w.mu.Lock()
@@ -177,7 +177,7 @@ func TestAuditLockWithoutASharedMapping(t *testing.T) {
 		w.mu.Unlock()
 	}
 	for i := range 10 {
-		w := []*AuditLog{a, b}[i%2]
+		w := []*Log{a, b}[i%2]
 		require.NoError(t, w.Append(testEntry(i)))
 		require.False(t, w.lk.held)
 	}

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"errors"
@@ -74,7 +74,7 @@ func TestSyncIntervalFsyncsInTheBackground(t *testing.T) {
 
 func TestSyncNoneNeverFsyncs(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{Sync: SyncNone, MaxBytes: 4096})
+	a := openRotating(t, path, Options{Sync: SyncNone, MaxBytes: 4096})
 	a.sync.fsync = func() error { t.Error("fsync with sync none"); return nil }
 	for i := range 20 {
 		require.NoError(t, a.Append(testEntry(i)))
@@ -84,7 +84,7 @@ func TestSyncNoneNeverFsyncs(t *testing.T) {
 
 func TestAuditAppendWithSyncAlways(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{Sync: SyncAlways})
+	a := openRotating(t, path, Options{Sync: SyncAlways})
 	var calls atomic.Int64
 	fsync := a.sync.fsync
 	a.sync.fsync = func() error { calls.Add(1); return fsync() }

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ var encodingCases = []Entry{
 	{},
 	testEntry(7),
 	{Seq: 1, Time: "2026-11-24T22:00:00.123456789Z", Session: "tw-abc", Identity: "ci", Trusted: true, Replica: "r1",
-		Tool: "read_file", ArgsSHA256: "ab", Rule: "allowed", Outcome: Allow, Code: "denied.x", DurationMS: 0.125,
+		Tool: "read_file", ArgsSHA256: "ab", Rule: "allowed", Outcome: "allowed", Code: "denied.x", DurationMS: 0.125,
 		Prev: genesis, Hash: "h", DroppedArgs: []string{"wait_for_previous", "x"}, Approval: "ap-1", DecidedBy: "socket uid=1000",
 		Redactions: 3, ToolsSHA256: "t", Version: "v1 (abc, 2026)", PrevFile: "audit.jsonl.1", TornBytes: 12, TornFile: "audit.jsonl.torn"},
 	{Session: `<script>&"\` + "\x00\x1f\u2028\u2029é\xff", Tool: "ünïcode 🎉", Rule: "a\tb\nc"},

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"os"
@@ -16,7 +16,7 @@ func rotatedLog(t *testing.T) (string, []string) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{MaxBytes: 4096})
+	a := openRotating(t, path, Options{MaxBytes: 4096})
 	for i := range 40 {
 		require.NoError(t, a.Append(testEntry(i)))
 	}
@@ -143,7 +143,7 @@ func replicaLog(t *testing.T, r string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{MaxBytes: 4096, Replica: r})
+	a := openRotating(t, path, Options{MaxBytes: 4096, Replica: r})
 	for i := range 30 {
 		require.NoError(t, a.Append(testEntry(i)))
 	}

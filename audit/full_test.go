@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"errors"
@@ -44,7 +44,7 @@ func fill(t *testing.T, dir string) string {
 func TestAuditRecoversFromAFullVolume(t *testing.T) {
 	dir := smallVolume(t)
 	path := filepath.Join(dir, "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{Sync: SyncAlways})
+	a := openRotating(t, path, Options{Sync: SyncAlways})
 	require.NoError(t, a.Append(testEntry(0)))
 	filler := fill(t, dir)
 

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func openTestLog(t *testing.T, path string) *AuditLog {
+func openTestLog(t *testing.T, path string) *Log {
 	t.Helper()
-	a, err := OpenAuditLog(path)
+	a, err := Open(path)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	return a
@@ -23,8 +23,8 @@ func openTestLog(t *testing.T, path string) *AuditLog {
 
 func testEntry(i int) Entry {
 	return Entry{
-		Session: fmt.Sprint("sess-", i%3), Tool: "read_file", ArgsSHA256: ArgsDigest(map[string]any{"i": i}),
-		Rule: "allowed", Outcome: Allow, DurationMS: float64(i) / 4,
+		Session: fmt.Sprint("sess-", i%3), Tool: "read_file", ArgsSHA256: fmt.Sprintf("%064x", i),
+		Rule: "allowed", Outcome: "allowed", DurationMS: float64(i) / 4,
 	}
 }
 
@@ -201,7 +201,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 
 func TestAuditReopenContinuesTheChain(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a, err := OpenAuditLog(path)
+	a, err := Open(path)
 	require.NoError(t, err)
 	for i := range 3 {
 		require.NoError(t, a.Append(testEntry(i)))
@@ -241,7 +241,7 @@ func TestAuditTwoWritersAlternate(t *testing.T) {
 
 func TestAuditTwoWritersConcurrently(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	writers := []*AuditLog{openTestLog(t, path), openTestLog(t, path), openTestLog(t, path)}
+	writers := []*Log{openTestLog(t, path), openTestLog(t, path), openTestLog(t, path)}
 	const perGoroutine = 20
 	var wg sync.WaitGroup
 	for w := range writers {

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"encoding/json"
@@ -26,7 +26,7 @@ var rotatedSuffix = regexp.MustCompile(`^\.\d{8}T\d{6}\.\d{9}Z$`)
 
 // rotationDue reports whether the file has reached MaxBytes or MaxAge.
 // An empty file is never rotated.
-func (a *AuditLog) rotationDue(last *Entry, size int64) bool {
+func (a *Log) rotationDue(last *Entry, size int64) bool {
 	switch {
 	case last == nil:
 		return false
@@ -45,7 +45,7 @@ func (a *AuditLog) rotationDue(last *Entry, size int64) bool {
 // new name, so path always names a whole file for other processes; those
 // that take the writer lock next see their open file is not path any more
 // and reopen. The writer lock is held.
-func (a *AuditLog) rotate(last *Entry) error {
+func (a *Log) rotate(last *Entry) error {
 	now := a.now().UTC()
 	old := a.path + "." + now.Format(rotateStamp)
 	first := Entry{Seq: last.Seq + 1, Time: now.Format(time.RFC3339Nano), Session: "-", Tool: "-", ArgsSHA256: "-",
@@ -74,7 +74,7 @@ func (a *AuditLog) rotate(last *Entry) error {
 }
 
 // install writes the new file's first line and puts it in place.
-func (a *AuditLog) install(f *os.File, tmp, old string, line []byte) error {
+func (a *Log) install(f *os.File, tmp, old string, line []byte) error {
 	if _, err := f.Write(line); err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func syncDir(dir string) error {
 
 // prune removes the oldest rotated files beyond Keep. A failure is logged,
 // not returned: the call that rotated is audited either way.
-func (a *AuditLog) prune() {
+func (a *Log) prune() {
 	if a.opts.Keep <= 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"log/slog"
@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func openRotating(t *testing.T, path string, opts AuditOptions) *AuditLog {
+func openRotating(t *testing.T, path string, opts Options) *Log {
 	t.Helper()
 	opts.Log = slog.New(slog.DiscardHandler)
-	a, err := OpenAuditLogWith(path, opts)
+	a, err := OpenWith(path, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { a.Close() })
 	return a
@@ -35,7 +35,7 @@ func entriesIn(t *testing.T, res ChainResult) int {
 
 func TestRotationBySize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{MaxBytes: 4096})
+	a := openRotating(t, path, Options{MaxBytes: 4096})
 	for i := range 40 {
 		require.NoError(t, a.Append(testEntry(i)))
 	}
@@ -66,7 +66,7 @@ func TestRotationBySize(t *testing.T) {
 func TestRotationKeepsOnlyKeep(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{MaxBytes: 4096, Keep: 2})
+	a := openRotating(t, path, Options{MaxBytes: 4096, Keep: 2})
 	for i := range 60 {
 		require.NoError(t, a.Append(testEntry(i)))
 	}
@@ -85,7 +85,7 @@ func TestRotationKeepsOnlyKeep(t *testing.T) {
 
 func TestRotationByAge(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	a := openRotating(t, path, AuditOptions{MaxAge: time.Hour})
+	a := openRotating(t, path, Options{MaxAge: time.Hour})
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	a.now = func() time.Time { return clock }
 	require.NoError(t, a.Append(testEntry(0)))
@@ -107,13 +107,13 @@ func TestRotationByAge(t *testing.T) {
 func TestRotationAgeSurvivesReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	a := openRotating(t, path, AuditOptions{MaxAge: time.Hour})
+	a := openRotating(t, path, Options{MaxAge: time.Hour})
 	a.now = func() time.Time { return clock }
 	require.NoError(t, a.Append(testEntry(0)))
 	require.NoError(t, a.Close())
 
 	// A new process measures the age from the file's first line.
-	b := openRotating(t, path, AuditOptions{MaxAge: time.Hour})
+	b := openRotating(t, path, Options{MaxAge: time.Hour})
 	b.now = func() time.Time { return clock.Add(2 * time.Hour) }
 	require.NoError(t, b.Append(testEntry(1)))
 	rotated, err := RotatedFiles(path)
@@ -127,10 +127,10 @@ func TestRotationAgeSurvivesReopen(t *testing.T) {
 func TestRotationSharedByWriters(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
-	writers := []*AuditLog{
-		openRotating(t, path, AuditOptions{MaxBytes: 4096, Sync: SyncNone}),
-		openRotating(t, path, AuditOptions{MaxBytes: 4096, Sync: SyncNone}),
-		openRotating(t, path, AuditOptions{MaxBytes: 4096, Sync: SyncAlways}),
+	writers := []*Log{
+		openRotating(t, path, Options{MaxBytes: 4096, Sync: SyncNone}),
+		openRotating(t, path, Options{MaxBytes: 4096, Sync: SyncNone}),
+		openRotating(t, path, Options{MaxBytes: 4096, Sync: SyncAlways}),
 	}
 	const perGoroutine = 40
 	var wg sync.WaitGroup

@@ -1,4 +1,4 @@
-package guard
+package audit
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ const tornSuffix = ".torn"
 // on from there. Only the last line is set aside: a log whose line before
 // it is no entry either is damaged, not torn, and is refused. The
 // writer lock is held.
-func (a *AuditLog) setAside(t *tornTail) (*Entry, int64, error) {
+func (a *Log) setAside(t *tornTail) (*Entry, int64, error) {
 	last, err := readLast(a.f, t.off)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%v, and the line before it is no audit entry either: %v", t, err)
