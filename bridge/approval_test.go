@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -186,7 +187,7 @@ func TestAcceptGrantsOnlyThisCall(t *testing.T) {
 		"no schema": {nil, map[string]any{}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			approver := &bridge.Approver{Yes: true, Out: &syncBuffer{}, Log: quietLog()}
+			approver := &bridge.Approver{Yes: true, Out: &testenv.SyncBuffer{}, Log: quietLog()}
 			var schema any
 			if tc.schema != nil {
 				schema = map[string]any{"type": "object", "properties": tc.schema["properties"], "required": tc.schema["required"]}

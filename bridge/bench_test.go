@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolwarden/toolwarden/bridge"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 	"google.golang.org/genai"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 )
 
 // blockingServer has a tool that runs until its context ends, and reports

@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -17,7 +16,8 @@ import (
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/bridge"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/internal/geminifake"
+	geminifake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -67,9 +67,9 @@ func (w *waits) sleep(_ context.Context, d time.Duration) error {
 type harness struct {
 	b        *bridge.Bridge
 	fake     *geminifake.Server
-	activity *syncBuffer
-	prompts  *syncBuffer // what the approver showed
-	log      *syncBuffer
+	activity *testenv.SyncBuffer
+	prompts  *testenv.SyncBuffer // what the approver showed
+	log      *testenv.SyncBuffer
 	waits    *waits
 }
 
@@ -92,7 +92,7 @@ func newHarness(t testing.TB, s setup, turns ...geminifake.Turn) *harness {
 // newHarnessFor is newHarness for any MCP server.
 func newHarnessFor(t testing.TB, srv bridge.Server, s setup, turns ...geminifake.Turn) *harness {
 	t.Helper()
-	h := &harness{fake: geminifake.New(turns...), activity: &syncBuffer{}, prompts: &syncBuffer{}, log: &syncBuffer{}, waits: &waits{}}
+	h := &harness{fake: geminifake.New(turns...), activity: &testenv.SyncBuffer{}, prompts: &testenv.SyncBuffer{}, log: &testenv.SyncBuffer{}, waits: &waits{}}
 	t.Cleanup(h.fake.Close)
 	t.Cleanup(func() { require.Empty(t, h.fake.Problems()) })
 	log := slog.New(slog.NewTextHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -121,22 +121,4 @@ func newHarnessFor(t testing.TB, srv bridge.Server, s setup, turns ...geminifake
 	h.b, err = bridge.New(m, tb, s.opts, h.activity, log)
 	require.NoError(t, err)
 	return h
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

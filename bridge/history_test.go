@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 	"google.golang.org/genai"
 )
 

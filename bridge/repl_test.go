@@ -14,14 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/bridge"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 func TestREPLSavesEveryTurnAndResets(t *testing.T) {
 	h := newHarness(t, setup{}, fake.Reply(fake.Text("first answer")), fake.Reply(fake.Text("after reset")))
 	session := filepath.Join(t.TempDir(), "s.json")
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	input := "hello\n/save\n/reset\nagain\n/nope\n/quit\nnever sent\n"
 	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(strings.NewReader(input)), Out: &out, Err: &errOut, Session: session}
 	require.NoError(t, r.Run(context.Background()))
@@ -39,7 +40,7 @@ func TestREPLSavesEveryTurnAndResets(t *testing.T) {
 
 func TestREPLEndsAtEOF(t *testing.T) {
 	h := newHarness(t, setup{})
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(strings.NewReader("/tools\n")), Out: &out, Err: &out}
 	require.NoError(t, r.Run(context.Background()))
 	assert.Contains(t, out.String(), "read_file — Read")
@@ -62,7 +63,7 @@ func TestREPLCtrlCCancelsTheTurnOnly(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	interrupt := make(chan os.Signal, 1)
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(inR), Out: &out, Err: &errOut, Interrupt: interrupt}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(context.Background()) }()
@@ -108,7 +109,7 @@ func testREPLCtrlCDuringApprovalPrompt(t *testing.T, srv bridge.Server, tool str
 	h := newHarnessFor(t, srv, setup{approver: approver},
 		fake.Reply(fake.Call("w1", tool, args("path", "a.txt"))), fake.Reply(fake.Text("hello back")))
 	interrupt := make(chan os.Signal, 1)
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	r := &bridge.REPL{Bridge: h.b, In: in, Out: &out, Err: &errOut, Interrupt: interrupt}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(context.Background()) }()
@@ -145,7 +146,7 @@ func TestREPLEscapesControlSequences(t *testing.T) {
 	h := newHarness(t, setup{srv: srv},
 		fake.Reply(fake.Call("e1", "evil\x1b[2J", nil)),
 		fake.Reply(fake.Text("done\x1b]0;pwned\x07\r\x1b[2Kall good\u202e")))
-	var out, errOut syncBuffer
+	var out, errOut testenv.SyncBuffer
 	r := &bridge.REPL{Bridge: h.b, In: bridge.NewInput(strings.NewReader("/tools\nhi\n")), Out: &out, Err: &errOut}
 	require.NoError(t, r.Run(context.Background()))
 	for name, s := range map[string]string{"stdout": out.String(), "stderr": errOut.String(), "activity": h.activity.String()} {

@@ -1,7 +1,6 @@
 package ship
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 // receiver is a syslog server for a test: it parses what arrives as RFC
@@ -148,7 +148,7 @@ func TestSyslogOutageNeverHoldsUpTheLog(t *testing.T) {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close()) // down
 
-	var logBuf syncBuffer
+	var logBuf testenv.SyncBuffer
 	s, err := NewSyslog("tcp://"+addr, 4, slog.New(slog.NewTextHandler(&logBuf, nil)))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -178,21 +178,4 @@ func TestSyslogOutageNeverHoldsUpTheLog(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "shipping resumes when the server is back")
 	require.Contains(t, logBuf.String(), "audit shipping resumed")
 	require.NoError(t, s.Close())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

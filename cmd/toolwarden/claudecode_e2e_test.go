@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	fake "github.com/toolwarden/toolwarden/internal/anthropicfake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/anthropic"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 

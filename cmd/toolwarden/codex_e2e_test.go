@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	fake "github.com/toolwarden/toolwarden/internal/openaifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/openai"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	fake "github.com/toolwarden/toolwarden/internal/geminifake"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 )
 
 const geminiKey = "AIza-e2e-secret-key-do-not-print"

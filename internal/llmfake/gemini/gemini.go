@@ -1,7 +1,7 @@
-// Package geminifake is a local stand-in for the Gemini generateContent
+// Package gemini is a local stand-in for the Gemini generateContent
 // endpoint: it replays a scripted conversation and records what the
 // client sent, so tests can check both sides of the exchange.
-package geminifake
+package gemini
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"github.com/toolwarden/toolwarden/internal/llmfake"
 )
 
 // Turn is one scripted reply. With Status 0 or 200 the reply is a model
@@ -37,10 +39,9 @@ type Request struct {
 // Server is the fake endpoint.
 type Server struct {
 	*httptest.Server
-	mu       sync.Mutex
-	turns    []Turn
-	requests []Request
-	problems []string
+	llmfake.Recorder[Request]
+	mu    sync.Mutex // guards turns
+	turns []Turn
 }
 
 // New starts a fake that replies with turns, in order.
@@ -63,16 +64,17 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 	defer s.mu.Unlock()
 	body, _ := io.ReadAll(r.Body)
 	req := Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key")}
-	if err := json.Unmarshal(body, &req.Body); err != nil {
-		s.problems = append(s.problems, fmt.Sprintf("request %d: body is not JSON: %v", len(s.requests)+1, err))
+	err := json.Unmarshal(body, &req.Body)
+	n := s.Record(req)
+	if err != nil {
+		s.Problem("request %d: body is not JSON: %v", n, err)
 	}
-	s.requests = append(s.requests, req)
 	stream := strings.HasSuffix(r.URL.Path, ":streamGenerateContent")
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":generateContent") && !stream {
-		s.problems = append(s.problems, "unexpected "+r.Method+" "+r.URL.Path)
+		s.Problem("unexpected %s %s", r.Method, r.URL.Path)
 	}
 	if len(s.turns) == 0 {
-		s.problems = append(s.problems, fmt.Sprintf("request %d: the script is over", len(s.requests)))
+		s.Problem("request %d: the script is over", n)
 		writeError(w, http.StatusBadRequest, "the fake's script is over")
 		return Turn{}
 	}
@@ -120,21 +122,6 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg, "status": "ERROR"}})
-}
-
-// Requests returns what the client sent so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// Problems lists what went against the script: unexpected paths, bodies
-// that are not JSON, requests past the end of the script.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
 }
 
 // Left is the number of scripted turns not yet used.

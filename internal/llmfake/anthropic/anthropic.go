@@ -1,8 +1,8 @@
-// Package anthropicfake is a local stand-in for the Anthropic Messages API
+// Package anthropic is a local stand-in for the Anthropic Messages API
 // (POST /v1/messages, streaming or not): it replays scripted assistant
 // turns to the client's main loop and records every request, so a test
 // can drive Claude Code through tool calls and read what reached the model.
-package anthropicfake
+package anthropic
 
 import (
 	"encoding/json"
@@ -11,7 +11,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+
+	"github.com/toolwarden/toolwarden/internal/llmfake"
 )
 
 // Block is one content block of a scripted assistant turn: a text, or a
@@ -43,18 +44,16 @@ type Request struct {
 // Server is the fake endpoint.
 type Server struct {
 	*httptest.Server
-	prefix   string
-	mu       sync.Mutex
-	turns    [][]Block
-	requests []Request
-	problems []string
+	llmfake.Recorder[Request]
+	prefix string
+	script *llmfake.Script[[]Block]
 }
 
 // New starts a fake whose main-loop requests (those declaring a tool named
 // with mainToolPrefix, such as "mcp__toolwarden__") get turns in order;
 // the client's side requests (titles, summaries) get a short text.
 func New(mainToolPrefix string, turns ...[]Block) *Server {
-	s := &Server{prefix: mainToolPrefix, turns: turns}
+	s := &Server{prefix: mainToolPrefix, script: llmfake.NewScript(turns)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -62,7 +61,7 @@ func New(mainToolPrefix string, turns ...[]Block) *Server {
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.URL.Path, "/v1/messages") {
-		s.problem("unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem("unexpected %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
 		return
 	}
@@ -73,21 +72,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	var req Request
 	req.Path = r.URL.Path
 	if err := json.Unmarshal(body, &req.Body); err != nil {
-		s.problem("request body is not JSON: %v", err)
+		s.Problem("request body is not JSON: %v", err)
 	}
 	req.Main = s.declaresMainTool(req.Body)
-	blocks := []Block{Text("ok")}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	if req.Main {
-		if len(s.turns) == 0 {
-			s.problems = append(s.problems, "a main-loop request past the end of the script")
-			blocks = []Block{Text("the script is over")}
-		} else {
-			blocks, s.turns = s.turns[0], s.turns[1:]
-		}
-	}
-	s.mu.Unlock()
+	s.Record(req)
+	blocks := s.reply(req.Main)
 	msg := message(blocks)
 	if stream, _ := req.Body["stream"].(bool); stream {
 		writeStream(w, msg, blocks)
@@ -107,10 +96,18 @@ func (s *Server) declaresMainTool(body map[string]any) bool {
 	return false
 }
 
-func (s *Server) problem(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+// reply is the next scripted turn for a main-loop request, and a short
+// text for the client's side requests (titles, summaries).
+func (s *Server) reply(main bool) []Block {
+	if !main {
+		return []Block{Text("ok")}
+	}
+	blocks, ok := s.script.Next()
+	if !ok {
+		s.Problem("a main-loop request past the end of the script")
+		return []Block{Text("the script is over")}
+	}
+	return blocks
 }
 
 // message is the non-streaming response for blocks.
@@ -172,30 +169,8 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Requests returns what the client sent so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Main returns the main loop's requests.
-func (s *Server) Main() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Main {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Problems lists what went against the script.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
+func (s *Server) Main() []Request { return s.Filter(func(r Request) bool { return r.Main }) }
 
 // ToolNames lists the tools a request declared.
 func (r Request) ToolNames() []string {

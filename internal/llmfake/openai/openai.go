@@ -1,9 +1,9 @@
-// Package openaifake is a local stand-in for the OpenAI Responses API
+// Package openai is a local stand-in for the OpenAI Responses API
 // (POST /v1/responses, streamed as server-sent events), the wire Codex CLI
 // speaks to a configured model provider: it replays scripted turns to the
 // client's main loop and records every request, so a test can drive Codex
 // through tool calls and read what reached the model.
-package openaifake
+package openai
 
 import (
 	"encoding/json"
@@ -12,7 +12,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
+
+	"github.com/toolwarden/toolwarden/internal/llmfake"
 )
 
 // Item is one output item of a scripted turn: an assistant text, or a
@@ -46,18 +47,16 @@ type Request struct {
 // Server is the fake endpoint.
 type Server struct {
 	*httptest.Server
-	marker   string
-	mu       sync.Mutex
-	turns    [][]Item
-	requests []Request
-	problems []string
+	llmfake.Recorder[Request]
+	marker string
+	script *llmfake.Script[[]Item]
 }
 
 // New starts a fake whose main-loop requests (declaring a tool whose name
 // contains marker, such as "toolwarden") get turns in order; other
 // requests get a short text.
 func New(marker string, turns ...[]Item) *Server {
-	s := &Server{marker: marker, turns: turns}
+	s := &Server{marker: marker, script: llmfake.NewScript(turns)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -65,29 +64,17 @@ func New(marker string, turns ...[]Item) *Server {
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
-		s.problem("unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem("unexpected %s %s", r.Method, r.URL.Path)
 		http.NotFound(w, r)
 		return
 	}
 	req := Request{Path: r.URL.Path}
 	if err := json.Unmarshal(body, &req.Body); err != nil {
-		s.problem("request body is not JSON: %v", err)
+		s.Problem("request body is not JSON: %v", err)
 	}
 	req.Main = s.declaresMainTool(req.Body)
-	items := []Item{Text("ok")}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	if req.Main {
-		if len(s.turns) == 0 {
-			s.problems = append(s.problems, "a main-loop request past the end of the script")
-			items = []Item{Text("the script is over")}
-		} else {
-			items, s.turns = s.turns[0], s.turns[1:]
-		}
-	}
-	n := len(s.requests)
-	s.mu.Unlock()
-	writeStream(w, fmt.Sprintf("resp_%d", n), items)
+	n := s.Record(req)
+	writeStream(w, fmt.Sprintf("resp_%d", n), s.reply(req.Main))
 }
 
 func (s *Server) declaresMainTool(body map[string]any) bool {
@@ -99,10 +86,18 @@ func (s *Server) declaresMainTool(body map[string]any) bool {
 	return false
 }
 
-func (s *Server) problem(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+// reply is the next scripted turn for a main-loop request, and a short
+// text for the client's other requests.
+func (s *Server) reply(main bool) []Item {
+	if !main {
+		return []Item{Text("ok")}
+	}
+	items, ok := s.script.Next()
+	if !ok {
+		s.Problem("a main-loop request past the end of the script")
+		return []Item{Text("the script is over")}
+	}
+	return items
 }
 
 // writeStream answers with the Responses API's events for items.
@@ -145,30 +140,8 @@ func event(w http.ResponseWriter, name string, data any) {
 	}
 }
 
-// Requests returns what the client sent so far.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
 // Main returns the main loop's requests.
-func (s *Server) Main() []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Main {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Problems lists what went against the script.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
+func (s *Server) Main() []Request { return s.Filter(func(r Request) bool { return r.Main }) }
 
 // ToolNames lists the function tools a request declared; a tool in a
 // namespace tool (Codex declares each MCP server as one) is named
