@@ -1,7 +1,10 @@
 // Package doclinks checks the relative links of the repository's Markdown
 // pages: the README is a short entry that sends readers to one docs/ page
 // per topic, so a page renamed or a heading reworded would otherwise leave
-// links that lead nowhere, and nothing would say so.
+// links that lead nowhere, and nothing would say so. It also reads the
+// folders a section names (SectionCode, FolderNames) and the repository's
+// root folders (RootFolders), so that the README's Layout cannot drift
+// from the tree.
 //
 // Links are read with goldmark (CommonMark plus GitHub's extensions), so a
 // link-shaped text inside a code span or a fenced block is not taken for a
@@ -10,10 +13,15 @@ package doclinks
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -171,4 +179,105 @@ func checkLink(root, file, dest string, pages map[string]Page) string {
 		return fmt.Sprintf("%s has no heading with anchor #%s", filepath.ToSlash(target), u.Fragment)
 	}
 	return ""
+}
+
+// SectionCode returns the code of a page's section: the text of its code
+// spans and code blocks and its link destinations, each on a line of its
+// own, from the heading whose anchor is slug up to the next heading of the
+// same or a higher level. ok is false when the page has no such heading.
+// Prose is left out, so that a slash in a sentence ("and/or") is not taken
+// for a path.
+func SectionCode(src []byte, slug string) (code string, ok bool) {
+	doc := markdown.Parser().Parse(text.NewReader(src))
+	var b strings.Builder
+	level := 0
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if h, isHeading := n.(*ast.Heading); isHeading {
+			if level > 0 && h.Level <= level {
+				break
+			}
+			if level == 0 && Slug(plainText(h, src)) == slug {
+				level, ok = h.Level, true
+				continue
+			}
+		}
+		if level > 0 {
+			writeCode(&b, n, src)
+		}
+	}
+	return b.String(), ok
+}
+
+// writeCode writes the code spans, code blocks and link destinations
+// under n.
+func writeCode(b *strings.Builder, n ast.Node, src []byte) {
+	_ = ast.Walk(n, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.CodeBlock, *ast.FencedCodeBlock:
+			lines := n.Lines()
+			for i := 0; i < lines.Len(); i++ {
+				seg := lines.At(i)
+				b.Write(seg.Value(src))
+			}
+			b.WriteByte('\n')
+			return ast.WalkSkipChildren, nil
+		case *ast.CodeSpan:
+			b.WriteString(plainText(n, src))
+			b.WriteByte('\n')
+			return ast.WalkSkipChildren, nil
+		case *ast.Link:
+			b.Write(n.Destination)
+			b.WriteByte('\n')
+		}
+		return ast.WalkContinue, nil
+	})
+}
+
+// folderPath matches the first segment of a path followed by a slash: a
+// name not itself preceded by a path's characters, so that "mcpserver/stdio/"
+// gives "mcpserver" and not "stdio", and "https://host/x" gives nothing.
+var folderPath = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.\-/:])([A-Za-z0-9_][A-Za-z0-9_.\-]*)/`)
+
+// FolderNames returns, sorted and once each, the folders that text names
+// as the first segment of a path: "mcpserver/", "mcpserver/stdio/" and
+// "mcpserver/server.go" all name "mcpserver".
+func FolderNames(text string) []string {
+	seen := map[string]bool{}
+	for _, m := range folderPath.FindAllStringSubmatch(text, -1) {
+		seen[m[1]] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// RootFolders returns, sorted, the folders of the repository at root: its
+// directories, except hidden ones (.git, .ci, .cache) and those a line of
+// root's .gitignore names as a directory ("/dist/", "bin/"), which hold
+// what a build or a test run leaves, not the repository's own files.
+func RootFolders(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	ignored := map[string]bool{}
+	if gi, err := os.ReadFile(filepath.Join(root, ".gitignore")); err == nil {
+		for _, line := range strings.Split(string(gi), "\n") {
+			line = strings.TrimSpace(line)
+			name, isDir := strings.CutSuffix(strings.TrimPrefix(line, "/"), "/")
+			if isDir && name != "" && !strings.ContainsAny(name, "/*?[!#\\") {
+				ignored[name] = true
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !ignored[e.Name()] {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
 }

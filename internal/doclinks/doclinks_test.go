@@ -3,6 +3,7 @@ package doclinks_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,76 @@ func TestCheck(t *testing.T) {
 		"docs/other.md:1: ../README.md#speed: README.md has no heading with anchor #speed",
 		"docs/other.md:1: docs/topic.md: no such file",
 	}, problems)
+}
+
+// TestReadmeLayoutNamesEveryRootFolder: the README's Layout section names
+// every root folder of the repository (as the first segment of a path in
+// its code: "guard/", "mcpserver/stdio/"), and names no folder that is not
+// there, so that a folder added, moved or removed shows up in the page a
+// newcomer reads first.
+func TestReadmeLayoutNamesEveryRootFolder(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	code, ok := doclinks.SectionCode(src, "layout")
+	require.True(t, ok, "README.md has no Layout section (## Layout)")
+	named := doclinks.FolderNames(code)
+	folders, err := doclinks.RootFolders(repoRoot)
+	require.NoError(t, err)
+	require.NotEmpty(t, folders)
+	for _, f := range folders {
+		if !slices.Contains(named, f) {
+			t.Errorf("README.md's Layout section does not name the root folder %s/: add a line for it", f)
+		}
+	}
+	for _, n := range named {
+		if !slices.Contains(folders, n) {
+			t.Errorf("README.md's Layout section names %s/, which is not a root folder of the repository", n)
+		}
+	}
+}
+
+func TestSectionCode(t *testing.T) {
+	src := "# Top\n\n`top/`\n\n## Layout\n\nThe and/or prose, `guard/` and [a](docs/a.md).\n\n" +
+		"    cmd/x/   the binary\n    tools/fs/\n\n### Below\n\n```\nsandbox/\n```\n\n## Next\n\n`next/`\n"
+	code, ok := doclinks.SectionCode([]byte(src), "layout")
+	require.True(t, ok)
+	assert.Equal(t, "guard/\ndocs/a.md\ncmd/x/   the binary\ntools/fs/\n\nsandbox/\n\n", code)
+	assert.Equal(t, []string{"cmd", "docs", "guard", "sandbox", "tools"}, doclinks.FolderNames(code))
+
+	_, ok = doclinks.SectionCode([]byte(src), "gone")
+	assert.False(t, ok)
+}
+
+func TestFolderNames(t *testing.T) {
+	for text, want := range map[string][]string{
+		"mcpserver/ mcpserver/stdio/ mcpserver/server.go": {"mcpserver"},
+		"(docs/a.md) `e2e/` x/y/z":                        {"docs", "e2e", "x"},
+		"https://github.com/a/b and ../up/x and ./here/":  nil,
+		"tools.d/*.yaml, _x/":                             {"_x", "tools.d"},
+		"no slash here":                                   nil,
+	} {
+		got := doclinks.FolderNames(text)
+		if want == nil {
+			assert.Empty(t, got, text)
+			continue
+		}
+		assert.Equal(t, want, got, text)
+	}
+}
+
+func TestRootFolders(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"guard", "tools", ".git", ".cache", "dist", "bin", "keep"} {
+		require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "README.md"), nil, 0o644))
+	got, err := doclinks.RootFolders(root)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"bin", "dist", "guard", "keep", "tools"}, got, "without a .gitignore")
+
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".gitignore"),
+		[]byte(".cache/\n/bin/\n/dist/\n*.test\n/toolwarden\nkeep/*/\n"), 0o644))
+	got, err = doclinks.RootFolders(root)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"guard", "keep", "tools"}, got)
 }
