@@ -9,7 +9,7 @@ import (
 )
 
 // Head is the newest line of a chain as one process knows it: what an
-// anchor records (package auditship).
+// anchor records (package audit/ship).
 type Head struct {
 	// File is the log's name (its base name; rotated files are named
 	// after it).

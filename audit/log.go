@@ -108,7 +108,7 @@ type Options struct {
 	Ship Shipper
 }
 
-// Shipper sends audit lines elsewhere (package auditship). Ship is called
+// Shipper sends audit lines elsewhere (package audit/ship). Ship is called
 // with the log's lock held, once the line is in the file: it must not
 // block, and must copy line, whose buffer is reused.
 type Shipper interface {

@@ -10,7 +10,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
-// Auditor records decisions. *AuditLog is the real one; tests use fakes to
+// Auditor records decisions. *audit.Log is the real one; tests use fakes to
 // prove the guard fails closed when recording fails.
 type Auditor interface {
 	Append(audit.Entry) error

@@ -1,4 +1,4 @@
-// Package approvalpage serves the approval page: a loopback-only web page
+// Package page serves the approval page: a loopback-only web page
 // where the human approves or denies the calls that wait in an
 // approvals.Hub, for clients that cannot ask the human themselves.
 //
@@ -111,7 +111,7 @@ func (p *Page) Handler() http.Handler {
 func asset(name, contentType string) http.HandlerFunc {
 	body, err := assets.ReadFile(name)
 	if err != nil {
-		panic("approvalpage: missing embedded " + name)
+		panic("approvals/page: missing embedded " + name)
 	}
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", contentType)

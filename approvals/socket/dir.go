@@ -1,4 +1,4 @@
-// Package approvalsock is the terminal approver's control socket: a Unix
+// Package socket is the terminal approver's control socket: a Unix
 // socket per running server under $XDG_RUNTIME_DIR/toolwarden/, mode 0600,
 // on which `toolwarden approvals` lists, approves and denies the calls that
 // wait in the server's approvals.Hub. Only the server's own user may

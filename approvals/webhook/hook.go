@@ -1,4 +1,4 @@
-// Package approvalhook is the webhook approval channel for team setups:
+// Package webhook is the webhook approval channel for team setups:
 // each call that waits in an approvals.Hub is POSTed, HMAC-signed, to the
 // operator's webhook, and the decision comes back, signed with the same
 // secret, on a callback endpoint. The POST carries the action's preview,

@@ -1,4 +1,4 @@
-// Package auditship sends the audit log elsewhere as it is written: every
+// Package ship sends the audit log elsewhere as it is written: every
 // line to a syslog server (Syslog), and the chain head to S3 now and then
 // (Anchorer), so that a log cut or rewritten on its machine is caught from
 // outside it. Neither may hold up a call: the local line is written first,
