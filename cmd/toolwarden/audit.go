@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/audit"
@@ -39,12 +36,12 @@ file, or putting a forged chain in its place, is reported with the anchor it
 contradicts.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := auditFiles(args)
+			files, err := audit.ExpandPaths(args)
 			if err != nil {
 				return err
 			}
 			chains := audit.VerifyChains(files)
-			if err := reportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
+			if err := audit.ReportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
 				return err
 			}
 			return checkAnchors(cmd, configFile, chains)
@@ -75,7 +72,7 @@ func checkAnchors(cmd *cobra.Command, configFile string, chains []audit.Chain) e
 	for _, c := range chains {
 		rep, err := ship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
 		if err != nil {
-			return fmt.Errorf("anchors of replica %s: %w", replicaName(c.Replica), err)
+			return fmt.Errorf("anchors of replica %s: %w", audit.ReplicaName(c.Replica), err)
 		}
 		fmt.Fprintf(w, "anchors %s: %d agree", rep.Dir, rep.Checked)
 		if rep.Before > 0 {
@@ -92,103 +89,6 @@ func checkAnchors(cmd *cobra.Command, configFile string, chains []audit.Chain) e
 	}
 	return nil
 }
-
-// reportChains prints each chain, headed by its replica when there are
-// several, and fails if any is broken.
-func reportChains(w io.Writer, chains []audit.Chain) error {
-	if len(chains) == 1 {
-		if chains[0].Err != nil {
-			return chains[0].Err
-		}
-		printChain(w, chains[0].ChainResult)
-		return nil
-	}
-	broken := 0
-	for _, c := range chains {
-		fmt.Fprintf(w, "replica %s:\n", replicaName(c.Replica))
-		if c.Err != nil {
-			broken++
-			fmt.Fprintf(w, "FAILED: %v\n", c.Err)
-			continue
-		}
-		printChain(w, c.ChainResult)
-	}
-	if broken > 0 {
-		return fmt.Errorf("%d of %d chains broken", broken, len(chains))
-	}
-	return nil
-}
-
-// replicaName names a chain's replica; logs written before replicas were
-// named have none.
-func replicaName(r string) string {
-	if r == "" {
-		return "(none named)"
-	}
-	return r
-}
-
-// auditFiles expands directories into their audit files.
-func auditFiles(args []string) ([]string, error) {
-	var files []string
-	for _, arg := range args {
-		fi, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		in, err := audit.LogFiles(arg)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, in...)
-	}
-	return files, nil
-}
-
-// printChain says what was found: the summary line, then each file in
-// chain order with its rotation, the torn lines set aside, and the .torn
-// files.
-func printChain(w io.Writer, res audit.ChainResult) {
-	last := res.Files[len(res.Files)-1]
-	lines := 0
-	for _, f := range res.Files {
-		lines += f.Lines
-	}
-	if len(res.Files) == 1 {
-		fmt.Fprintf(w, "ok: %s: %d lines, hash chain intact, last hash %s\n", last.Path, last.Lines, last.LastHash)
-	} else {
-		fmt.Fprintf(w, "ok: %d files, %d lines, hash chain intact across %d rotations, last hash %s\n",
-			len(res.Files), lines, len(res.Files)-1, last.LastHash)
-	}
-	for i, f := range res.Files {
-		from := "starts the chain"
-		switch {
-		case i > 0:
-			from = "rotated from " + base(res.Files[i-1].Path)
-		case f.PrevFile != "":
-			from = fmt.Sprintf("continues %s, which is not here (removed by audit.keep, or not given): the chain before seq %d is not checked", f.PrevFile, f.FirstSeq)
-		}
-		if f.Lines == 0 {
-			fmt.Fprintf(w, "  %s: empty\n", f.Path)
-		} else {
-			fmt.Fprintf(w, "  %s: %d lines, seq %d-%d, %s\n", f.Path, f.Lines, f.FirstSeq, f.LastSeq, from)
-		}
-		for _, t := range f.Torn {
-			fmt.Fprintf(w, "  %s line %d (seq %d): a torn last line of %d bytes (a crash in the middle of a write) was set aside into %s; the chain goes on\n",
-				f.Path, t.Line, t.Seq, t.Bytes, t.File)
-		}
-	}
-	for _, t := range res.TornFiles {
-		fmt.Fprintf(w, "  %s: %d bytes of set-aside torn lines, outside the chain\n", t.Path, t.Bytes)
-	}
-}
-
-// base is the file name of a path, as rotation lines name files.
-func base(p string) string { return filepath.Base(p) }
 
 // openAudit opens the audit log with its shipping and anchoring, as
 // configured; the close function closes the log, then sends what is left
