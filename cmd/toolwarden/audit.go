@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -36,15 +35,11 @@ file, or putting a forged chain in its place, is reported with the anchor it
 contradicts.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := audit.ExpandPaths(args)
-			if err != nil {
-				return err
+			var anchorConfig func() (configs.Config, error)
+			if anchors {
+				anchorConfig = func() (configs.Config, error) { return loadFile(configFile) }
 			}
-			chains := audit.VerifyChains(files)
-			if err := audit.ReportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
-				return err
-			}
-			return checkAnchors(cmd, configFile, chains)
+			return ship.Verify(cmd.Context(), cmd.OutOrStdout(), args, anchorConfig)
 		},
 	}
 	verify.Flags().BoolVar(&anchors, "anchors", false, "also check each chain against its anchors in S3 (audit.anchor)")
@@ -53,41 +48,14 @@ contradicts.`,
 	return cmd
 }
 
-// checkAnchors checks every chain against its anchors and prints what it
-// found; any contradiction fails the command.
-func checkAnchors(cmd *cobra.Command, configFile string, chains []audit.Chain) error {
-	l, err := configs.Load(configs.Options{File: configFile, CheckTool: declared.Check})
+// loadFile reads the config file (or the default one) without flags, as
+// audit verify --anchors does to learn where the anchors are.
+func loadFile(file string) (configs.Config, error) {
+	l, err := configs.Load(configs.Options{File: file, CheckTool: declared.Check})
 	if err != nil {
-		return err
+		return configs.Config{}, err
 	}
-	an := l.Config.Audit.Anchor
-	if an.Bucket == "" {
-		return errors.New("--anchors: audit.anchor.bucket is not set in the config; it names where the anchors are")
-	}
-	client, err := ship.NewS3Client(l.Config.Artifacts)
-	if err != nil {
-		return err
-	}
-	w, contradicted := cmd.OutOrStdout(), 0
-	for _, c := range chains {
-		rep, err := ship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
-		if err != nil {
-			return fmt.Errorf("anchors of replica %s: %w", audit.ReplicaName(c.Replica), err)
-		}
-		fmt.Fprintf(w, "anchors %s: %d agree", rep.Dir, rep.Checked)
-		if rep.Before > 0 {
-			fmt.Fprintf(w, ", %d older than the oldest file given (not checked)", rep.Before)
-		}
-		fmt.Fprintln(w)
-		for _, x := range rep.Contradicted {
-			contradicted++
-			fmt.Fprintf(w, "CONTRADICTED: %s (anchored at %s, line time %s): %s\n", x.Key, x.Anchor.AnchoredAt, x.Anchor.Time, x.Problem)
-		}
-	}
-	if contradicted > 0 {
-		return fmt.Errorf("the files contradict %d anchor(s): the log was cut or rewritten after they were written", contradicted)
-	}
-	return nil
+	return l.Config, nil
 }
 
 // openAudit opens the audit log with its shipping and anchoring, as
