@@ -1,15 +1,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
@@ -56,62 +50,4 @@ func loadFile(file string) (configs.Config, error) {
 		return configs.Config{}, err
 	}
 	return l.Config, nil
-}
-
-// openAudit opens the audit log with its shipping and anchoring, as
-// configured; the close function closes the log, then sends what is left
-// to ship and writes the last anchor.
-func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audit.Log, func(), error) {
-	c := cfg.Audit
-	opts := audit.Options{Sync: audit.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
-		Replica: c.Replica()}
-	var sink *ship.Syslog
-	if c.Ship.Syslog != "" {
-		var err error
-		if sink, err = ship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
-			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
-		}
-		opts.Ship = sink
-	}
-	stopSink := func() {
-		if sink != nil {
-			sink.Close()
-		}
-	}
-	audit, err := audit.OpenWith(mcpserver.AuditPath(cfg), opts)
-	if err != nil {
-		stopSink()
-		return nil, nil, err
-	}
-	anchors, err := startAnchors(ctx, cfg, audit, log)
-	if err != nil {
-		audit.Close()
-		stopSink()
-		return nil, nil, err
-	}
-	return audit, func() {
-		audit.Close()
-		stopSink()
-		if anchors != nil {
-			if err := anchors.Close(); err != nil {
-				log.Warn("audit anchor: writing the last chain head failed", "err", err)
-			}
-		}
-	}, nil
-}
-
-// startAnchors starts anchoring when audit.anchor.bucket is set.
-func startAnchors(ctx context.Context, cfg configs.Config, audit *audit.Log, log *slog.Logger) (*ship.Anchorer, error) {
-	an := cfg.Audit.Anchor
-	if an.Bucket == "" {
-		return nil, nil
-	}
-	client, err := ship.NewS3Client(cfg.Artifacts)
-	if err != nil {
-		return nil, err
-	}
-	if err := ship.CheckBucket(ctx, client, an.Bucket); err != nil {
-		return nil, err
-	}
-	return ship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, audit.Head, log), nil
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // Exit statuses besides 0 (success, allowed) and 1 (could not run: bad
@@ -54,19 +54,11 @@ requires_trust run only this way, and the audit line is marked trusted.`,
 			if err != nil {
 				return err
 			}
-			b, _, closeAll, err := openServer(cmd.Context(), oneShot(l.Config), newLogger(l.Config.Log.Level))
+			isError, err := mcpserver.CallOnce(cmd.Context(), l, args[0], raw, trusted, os.Stdout)
 			if err != nil {
 				return err
 			}
-			defer closeAll()
-			res, err := b.Call(cmd.Context(), args[0], raw, trusted)
-			if err != nil {
-				return err
-			}
-			if err := printJSON(res); err != nil {
-				return err
-			}
-			if res.IsError {
+			if isError {
 				return &exitError{exitDenied, "the call returned an error result (isError)"}
 			}
 			return nil
@@ -88,18 +80,4 @@ func argsJSON(args []string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("ARGS_JSON must be a JSON object, e.g. '{\"path\":\"README.md\"}'")
 	}
 	return json.RawMessage(args[1]), nil
-}
-
-func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// oneShot marks cfg as a command's that makes one call or none (call,
-// config check, tools, policy explain): no sandbox is booted ahead for
-// runs that never come (exec.warm_pool).
-func oneShot(cfg configs.Config) configs.Config {
-	cfg.Exec.OneShot = true
-	return cfg
 }

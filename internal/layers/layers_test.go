@@ -25,8 +25,11 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
+	// The composition root: opens the audit log, its shippers and anchors,
+	// the observers and the approval channels around the server it builds.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
-		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate"),
+		"internal/jsonrpcstrict", "internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate",
+		"audit", "audit/ship", "internal/metrics", "internal/version"),
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.
