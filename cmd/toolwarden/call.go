@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -46,11 +47,7 @@ error (isError): status 2. --trusted makes it an operator call: tools marked
 requires_trust run only this way, and the audit line is marked trusted.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := argsJSON(args)
-			if err != nil {
-				return err
-			}
-			l, err := f.load(cmd)
+			l, raw, err := f.loadCall(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -80,4 +77,19 @@ func argsJSON(args []string) (json.RawMessage, error) {
 		return nil, fmt.Errorf("ARGS_JSON must be a JSON object, e.g. '{\"path\":\"README.md\"}'")
 	}
 	return json.RawMessage(args[1]), nil
+}
+
+// loadCall reads a call's TOOL [ARGS_JSON] arguments and the effective
+// config, as call and policy explain both begin: a bad ARGS_JSON is
+// reported before the config is read.
+func (f *configFlags) loadCall(cmd *cobra.Command, args []string) (*configs.Loaded, json.RawMessage, error) {
+	raw, err := argsJSON(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := f.load(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, raw, nil
 }
