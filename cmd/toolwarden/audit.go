@@ -1,19 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
-	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/declared"
 )
 
@@ -39,15 +29,11 @@ file, or putting a forged chain in its place, is reported with the anchor it
 contradicts.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := auditFiles(args)
-			if err != nil {
-				return err
+			var anchorConfig func() (configs.Config, error)
+			if anchors {
+				anchorConfig = func() (configs.Config, error) { return loadFile(configFile) }
 			}
-			chains := audit.VerifyChains(files)
-			if err := reportChains(cmd.OutOrStdout(), chains); err != nil || !anchors {
-				return err
-			}
-			return checkAnchors(cmd, configFile, chains)
+			return ship.Verify(cmd.Context(), cmd.OutOrStdout(), args, anchorConfig)
 		},
 	}
 	verify.Flags().BoolVar(&anchors, "anchors", false, "also check each chain against its anchors in S3 (audit.anchor)")
@@ -56,194 +42,12 @@ contradicts.`,
 	return cmd
 }
 
-// checkAnchors checks every chain against its anchors and prints what it
-// found; any contradiction fails the command.
-func checkAnchors(cmd *cobra.Command, configFile string, chains []audit.Chain) error {
-	l, err := configs.Load(configs.Options{File: configFile, CheckTool: declared.Check})
+// loadFile reads the config file (or the default one) without flags, as
+// audit verify --anchors does to learn where the anchors are.
+func loadFile(file string) (configs.Config, error) {
+	l, err := configs.Load(configs.Options{File: file, CheckTool: declared.Check})
 	if err != nil {
-		return err
+		return configs.Config{}, err
 	}
-	an := l.Config.Audit.Anchor
-	if an.Bucket == "" {
-		return errors.New("--anchors: audit.anchor.bucket is not set in the config; it names where the anchors are")
-	}
-	client, err := ship.NewS3Client(l.Config.Artifacts)
-	if err != nil {
-		return err
-	}
-	w, contradicted := cmd.OutOrStdout(), 0
-	for _, c := range chains {
-		rep, err := ship.CheckAnchors(cmd.Context(), client, an.Bucket, an.Prefix, c)
-		if err != nil {
-			return fmt.Errorf("anchors of replica %s: %w", replicaName(c.Replica), err)
-		}
-		fmt.Fprintf(w, "anchors %s: %d agree", rep.Dir, rep.Checked)
-		if rep.Before > 0 {
-			fmt.Fprintf(w, ", %d older than the oldest file given (not checked)", rep.Before)
-		}
-		fmt.Fprintln(w)
-		for _, x := range rep.Contradicted {
-			contradicted++
-			fmt.Fprintf(w, "CONTRADICTED: %s (anchored at %s, line time %s): %s\n", x.Key, x.Anchor.AnchoredAt, x.Anchor.Time, x.Problem)
-		}
-	}
-	if contradicted > 0 {
-		return fmt.Errorf("the files contradict %d anchor(s): the log was cut or rewritten after they were written", contradicted)
-	}
-	return nil
-}
-
-// reportChains prints each chain, headed by its replica when there are
-// several, and fails if any is broken.
-func reportChains(w io.Writer, chains []audit.Chain) error {
-	if len(chains) == 1 {
-		if chains[0].Err != nil {
-			return chains[0].Err
-		}
-		printChain(w, chains[0].ChainResult)
-		return nil
-	}
-	broken := 0
-	for _, c := range chains {
-		fmt.Fprintf(w, "replica %s:\n", replicaName(c.Replica))
-		if c.Err != nil {
-			broken++
-			fmt.Fprintf(w, "FAILED: %v\n", c.Err)
-			continue
-		}
-		printChain(w, c.ChainResult)
-	}
-	if broken > 0 {
-		return fmt.Errorf("%d of %d chains broken", broken, len(chains))
-	}
-	return nil
-}
-
-// replicaName names a chain's replica; logs written before replicas were
-// named have none.
-func replicaName(r string) string {
-	if r == "" {
-		return "(none named)"
-	}
-	return r
-}
-
-// auditFiles expands directories into their audit files.
-func auditFiles(args []string) ([]string, error) {
-	var files []string
-	for _, arg := range args {
-		fi, err := os.Stat(arg)
-		if err != nil {
-			return nil, err
-		}
-		if !fi.IsDir() {
-			files = append(files, arg)
-			continue
-		}
-		in, err := audit.LogFiles(arg)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, in...)
-	}
-	return files, nil
-}
-
-// printChain says what was found: the summary line, then each file in
-// chain order with its rotation, the torn lines set aside, and the .torn
-// files.
-func printChain(w io.Writer, res audit.ChainResult) {
-	last := res.Files[len(res.Files)-1]
-	lines := 0
-	for _, f := range res.Files {
-		lines += f.Lines
-	}
-	if len(res.Files) == 1 {
-		fmt.Fprintf(w, "ok: %s: %d lines, hash chain intact, last hash %s\n", last.Path, last.Lines, last.LastHash)
-	} else {
-		fmt.Fprintf(w, "ok: %d files, %d lines, hash chain intact across %d rotations, last hash %s\n",
-			len(res.Files), lines, len(res.Files)-1, last.LastHash)
-	}
-	for i, f := range res.Files {
-		from := "starts the chain"
-		switch {
-		case i > 0:
-			from = "rotated from " + base(res.Files[i-1].Path)
-		case f.PrevFile != "":
-			from = fmt.Sprintf("continues %s, which is not here (removed by audit.keep, or not given): the chain before seq %d is not checked", f.PrevFile, f.FirstSeq)
-		}
-		if f.Lines == 0 {
-			fmt.Fprintf(w, "  %s: empty\n", f.Path)
-		} else {
-			fmt.Fprintf(w, "  %s: %d lines, seq %d-%d, %s\n", f.Path, f.Lines, f.FirstSeq, f.LastSeq, from)
-		}
-		for _, t := range f.Torn {
-			fmt.Fprintf(w, "  %s line %d (seq %d): a torn last line of %d bytes (a crash in the middle of a write) was set aside into %s; the chain goes on\n",
-				f.Path, t.Line, t.Seq, t.Bytes, t.File)
-		}
-	}
-	for _, t := range res.TornFiles {
-		fmt.Fprintf(w, "  %s: %d bytes of set-aside torn lines, outside the chain\n", t.Path, t.Bytes)
-	}
-}
-
-// base is the file name of a path, as rotation lines name files.
-func base(p string) string { return filepath.Base(p) }
-
-// openAudit opens the audit log with its shipping and anchoring, as
-// configured; the close function closes the log, then sends what is left
-// to ship and writes the last anchor.
-func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audit.Log, func(), error) {
-	c := cfg.Audit
-	opts := audit.Options{Sync: audit.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
-		Replica: c.Replica()}
-	var sink *ship.Syslog
-	if c.Ship.Syslog != "" {
-		var err error
-		if sink, err = ship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
-			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
-		}
-		opts.Ship = sink
-	}
-	stopSink := func() {
-		if sink != nil {
-			sink.Close()
-		}
-	}
-	audit, err := audit.OpenWith(mcpserver.AuditPath(cfg), opts)
-	if err != nil {
-		stopSink()
-		return nil, nil, err
-	}
-	anchors, err := startAnchors(ctx, cfg, audit, log)
-	if err != nil {
-		audit.Close()
-		stopSink()
-		return nil, nil, err
-	}
-	return audit, func() {
-		audit.Close()
-		stopSink()
-		if anchors != nil {
-			if err := anchors.Close(); err != nil {
-				log.Warn("audit anchor: writing the last chain head failed", "err", err)
-			}
-		}
-	}, nil
-}
-
-// startAnchors starts anchoring when audit.anchor.bucket is set.
-func startAnchors(ctx context.Context, cfg configs.Config, audit *audit.Log, log *slog.Logger) (*ship.Anchorer, error) {
-	an := cfg.Audit.Anchor
-	if an.Bucket == "" {
-		return nil, nil
-	}
-	client, err := ship.NewS3Client(cfg.Artifacts)
-	if err != nil {
-		return nil, err
-	}
-	if err := ship.CheckBucket(ctx, client, an.Bucket); err != nil {
-		return nil, err
-	}
-	return ship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, audit.Head, log), nil
+	return l.Config, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // Exit statuses besides 0 (success, allowed) and 1 (could not run: bad
@@ -46,27 +47,15 @@ error (isError): status 2. --trusted makes it an operator call: tools marked
 requires_trust run only this way, and the audit line is marked trusted.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := argsJSON(args)
+			l, raw, err := f.loadCall(cmd, args)
 			if err != nil {
 				return err
 			}
-			l, err := f.load(cmd)
+			isError, err := mcpserver.CallOnce(cmd.Context(), l, args[0], raw, trusted, os.Stdout)
 			if err != nil {
 				return err
 			}
-			b, _, closeAll, err := openServer(cmd.Context(), oneShot(l.Config), newLogger(l.Config.Log.Level))
-			if err != nil {
-				return err
-			}
-			defer closeAll()
-			res, err := b.Call(cmd.Context(), args[0], raw, trusted)
-			if err != nil {
-				return err
-			}
-			if err := printJSON(res); err != nil {
-				return err
-			}
-			if res.IsError {
+			if isError {
 				return &exitError{exitDenied, "the call returned an error result (isError)"}
 			}
 			return nil
@@ -90,16 +79,17 @@ func argsJSON(args []string) (json.RawMessage, error) {
 	return json.RawMessage(args[1]), nil
 }
 
-func printJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// oneShot marks cfg as a command's that makes one call or none (call,
-// config check, tools, policy explain): no sandbox is booted ahead for
-// runs that never come (exec.warm_pool).
-func oneShot(cfg configs.Config) configs.Config {
-	cfg.Exec.OneShot = true
-	return cfg
+// loadCall reads a call's TOOL [ARGS_JSON] arguments and the effective
+// config, as call and policy explain both begin: a bad ARGS_JSON is
+// reported before the config is read.
+func (f *configFlags) loadCall(cmd *cobra.Command, args []string) (*configs.Loaded, json.RawMessage, error) {
+	raw, err := argsJSON(args)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := f.load(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, raw, nil
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"log/slog"
-	"os"
-
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools/declared"
@@ -43,11 +40,4 @@ func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
 		}
 	}
 	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny, CheckTool: declared.Check})
-}
-
-// newLogger returns the stderr logger at the configured level.
-func newLogger(level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/bridge"
+	"github.com/toolwarden/toolwarden/mcpserver"
 	"golang.org/x/term"
 )
 
@@ -140,19 +141,17 @@ func geminiServer(ctx context.Context, cmd *cobra.Command, f *configFlags, g *ge
 		if token == "" {
 			token = os.Getenv(serverTokenEnv)
 		}
-		return bridge.Server{Command: g.serverCmd, URL: g.serverURL, Token: token, Stderr: os.Stderr}, newLogger("info"), func() {}, nil
+		return bridge.Server{Command: g.serverCmd, URL: g.serverURL, Token: token, Stderr: os.Stderr}, mcpserver.NewLogger("info"), func() {}, nil
 	}
 	l, err := f.load(cmd)
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
-	log := newLogger(l.Config.Log.Level)
-	built, audit, closeAll, err := openServer(ctx, l.Config, log)
+	srv, err := mcpserver.OpenInProcess(ctx, l)
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
-	logStart(log, l, audit.Path(), tuneGC())
-	return bridge.Server{InProcess: built.MCP()}, log, closeAll, nil
+	return bridge.Server{InProcess: srv.MCP}, srv.Log, srv.Close, nil
 }
 
 func newBridge(ctx context.Context, g *geminiFlags, key string, tools *bridge.Toolbox, log *slog.Logger) (*bridge.Bridge, error) {

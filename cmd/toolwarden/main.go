@@ -20,9 +20,6 @@ import (
 // build, else what the Go toolchain recorded (see internal/version).
 var build = buildversion.Get()
 
-// version is the version the MCP serverInfo and the logs report.
-var version = build.Version
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -24,9 +24,14 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
 // package takes a place in the layering when it is added. Only what a
 // package's non-test files import counts: tests may reach across.
 var mayImport = map[string][]string{
-	"cmd/toolwarden": {"*", "*/*"},
+	// Parses flags and calls one entry point per subcommand; the wiring
+	// is mcpserver's (Serve and the other app*.go entry points).
+	"cmd/toolwarden": {"mcpserver", "configs", "tools/declared", "audit/ship", "approvals/socket", "bridge", "internal/version"},
+	// The composition root: opens the audit log, its shippers and anchors,
+	// the observers and the approval channels around the server it builds.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
-		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate"),
+		"internal/jsonrpcstrict", "internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate",
+		"audit", "audit/ship", "internal/metrics", "internal/version"),
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/metrics"
 	"github.com/toolwarden/toolwarden/internal/tracing"
-	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
 // observers are what watches a serving server: Prometheus metrics when
 // metrics.addr is set, OTLP traces when the environment asks for them.
 type observers struct {
-	mcpserver.Observers
+	Observers
 	metrics *metrics.Metrics // nil without metrics.addr
 	stop    func()
 }
@@ -24,7 +23,7 @@ type observers struct {
 // startObservers opens the metrics listener (before the server is built,
 // so a taken port fails the start) and the trace exporter.
 func startObservers(ctx context.Context, cfg configs.Config, log *slog.Logger) (*observers, error) {
-	shutdown, err := tracing.Setup(ctx, build.String())
+	shutdown, err := tracing.Setup(ctx, buildInfo.String())
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +41,7 @@ func startObservers(ctx context.Context, cfg configs.Config, log *slog.Logger) (
 	}
 	m := metrics.New(nil)
 	o.metrics = m
-	o.Observers = mcpserver.Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval}
+	o.Observers = Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval}
 	ctx, cancel := context.WithCancel(ctx)
 	go m.Serve(ctx, ln, log)
 	o.stop = func() { cancel(); flushTraces(shutdown, log) }

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// serverGCPercent is the garbage collector's target for a serving process
+// ServerGCPercent is the garbage collector's target for a serving process
 // whose operator did not set GOGC. The output filter's compiled secret
 // rules keep ~16 MiB live, so at Go's default of 100 the collector marks
 // them again every ~16 MiB allocated: every ~300 calls of a 4 KiB read,
@@ -15,15 +15,15 @@ import (
 // with <1 MiB live runs at Go's 4 MiB minimum heap, an effective ~400.
 // 400 gives toolwarden the same: a cycle per ~64 MiB allocated, for
 // ~35 MiB more resident memory (docs/benchmarks.md, "Garbage collection").
-const serverGCPercent = 400
+const ServerGCPercent = 400
 
-// tuneGC sets serverGCPercent unless GOGC is set, and returns the target
+// tuneGC sets ServerGCPercent unless GOGC is set, and returns the target
 // in force for the start-up log: GOGC's value as given, or the default.
 func tuneGC() string {
 	if v, ok := os.LookupEnv("GOGC"); ok {
 		return v
 	}
 	runtime.GC() // the next target counts from what is live, not from start-up's garbage
-	debug.SetGCPercent(serverGCPercent)
-	return strconv.Itoa(serverGCPercent)
+	debug.SetGCPercent(ServerGCPercent)
+	return strconv.Itoa(ServerGCPercent)
 }

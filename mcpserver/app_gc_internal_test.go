@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"os"
@@ -26,5 +26,5 @@ func TestTuneGC(t *testing.T) {
 
 	require.NoError(t, os.Unsetenv("GOGC")) // t.Setenv puts it back after
 	require.Equal(t, "400", tuneGC())
-	require.Equal(t, serverGCPercent, gcPercent())
+	require.Equal(t, ServerGCPercent, gcPercent())
 }

@@ -1,4 +1,4 @@
-package main
+package mcpserver
 
 import (
 	"context"
@@ -16,13 +16,12 @@ import (
 	"github.com/toolwarden/toolwarden/approvals/socket"
 	"github.com/toolwarden/toolwarden/approvals/webhook"
 	"github.com/toolwarden/toolwarden/configs"
-	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
 // startApprovalChannels starts the approval page and the control socket
 // that approval.channel lists. stop closes them and waits, so that the
 // socket file is gone when serve returns.
-func startApprovalChannels(ctx context.Context, b *mcpserver.Built, cfg configs.Approval, log *slog.Logger) (stop func(), err error) {
+func startApprovalChannels(ctx context.Context, b *Built, cfg configs.Approval, log *slog.Logger) (stop func(), err error) {
 	hub := b.OpenApprovals()
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup

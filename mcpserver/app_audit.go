@@ -1,0 +1,85 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/ship"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
+)
+
+// openAudit opens the audit log with its shipping and anchoring, as
+// configured; the close function closes the log, then sends what is left
+// to ship and writes the last anchor.
+func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audit.Log, func(), error) {
+	c := cfg.Audit
+	opts := audit.Options{Sync: audit.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
+		Replica: c.Replica()}
+	var sink *ship.Syslog
+	if c.Ship.Syslog != "" {
+		var err error
+		if sink, err = ship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
+			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
+		}
+		opts.Ship = sink
+	}
+	stopSink := func() {
+		if sink != nil {
+			sink.Close()
+		}
+	}
+	auditLog, err := audit.OpenWith(AuditPath(cfg), opts)
+	if err != nil {
+		stopSink()
+		return nil, nil, err
+	}
+	anchors, err := startAnchors(ctx, cfg, auditLog, log)
+	if err != nil {
+		auditLog.Close()
+		stopSink()
+		return nil, nil, err
+	}
+	return auditLog, func() {
+		auditLog.Close()
+		stopSink()
+		if anchors != nil {
+			if err := anchors.Close(); err != nil {
+				log.Warn("audit anchor: writing the last chain head failed", "err", err)
+			}
+		}
+	}, nil
+}
+
+// startAnchors starts anchoring when audit.anchor.bucket is set.
+func startAnchors(ctx context.Context, cfg configs.Config, auditLog *audit.Log, log *slog.Logger) (*ship.Anchorer, error) {
+	an := cfg.Audit.Anchor
+	if an.Bucket == "" {
+		return nil, nil
+	}
+	client, err := ship.NewS3Client(cfg.Artifacts)
+	if err != nil {
+		return nil, err
+	}
+	if err := ship.CheckBucket(ctx, client, an.Bucket); err != nil {
+		return nil, err
+	}
+	return ship.NewAnchorer(client, an.Bucket, an.Prefix, cfg.Audit.Replica(), an.Every, auditLog.Head, log), nil
+}
+
+// recordSurface writes the start line with the digest of the tool surface
+// and the build (version, commit, date) to the audit log, and logs it. A server whose start cannot be audited
+// does not serve.
+func recordSurface(ctx context.Context, b *Built, auditLog guard.Auditor, log *slog.Logger) error {
+	digest, err := b.SurfaceDigest(ctx)
+	if err != nil {
+		return fmt.Errorf("tool surface: %w", err)
+	}
+	if err := auditLog.Append(guard.StartEntry(digest, buildInfo.String())); err != nil {
+		return fmt.Errorf("audit log: start line: %w", err)
+	}
+	log.Info("tool surface", "tools_sha256", digest)
+	return nil
+}
