@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/bridge"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 )
 
@@ -178,7 +179,7 @@ func TestGeminiBinaryHTTPServer(t *testing.T) {
 	f := readHelloScript()
 	defer f.Close()
 	// The token comes from the environment, not argv.
-	stdout, stderr, err := geminiRun(t, append(env, serverTokenEnv+"=e2e-token-0123456789"),
+	stdout, stderr, err := geminiRun(t, append(env, bridge.ServerTokenEnv+"=e2e-token-0123456789"),
 		"--base-url", f.URL, "--server-url", base+"/mcp", "What does hello.txt say?")
 	require.NoError(t, err, stderr)
 	checkReadHello(t, f, stdout, stderr)
@@ -283,7 +284,7 @@ func TestGeminiBinaryServerCmdNeverSeesTheKey(t *testing.T) {
 	defer f.Close()
 	dump := filepath.Join(t.TempDir(), "server-env")
 	serverCmd := "sh -c 'env > \"$0\"; exec \"$1\" serve --workspace \"$2\"' '" + dump + "' '" + binary + "' '" + ws + "'"
-	stdout, stderr, err := geminiRun(t, append(env, serverTokenEnv+"=http-server-token-0123"),
+	stdout, stderr, err := geminiRun(t, append(env, bridge.ServerTokenEnv+"=http-server-token-0123"),
 		"--base-url", f.URL, "--server-cmd", serverCmd, "What does hello.txt say?")
 	require.NoError(t, err, stderr)
 	checkReadHello(t, f, stdout, stderr)
