@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
@@ -137,19 +138,6 @@ func approvalScenario(t *testing.T, c *client.Client, p *person, ws string, reme
 	require.Equal(t, "v2\n", readWS(ws, "out/same.txt"))
 }
 
-// auditTrail lists "outcome:rule:code" for each line of the audit log.
-func auditTrail(t *testing.T, ws string) []string {
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
-	require.NoError(t, err)
-	var trail []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e struct{ Outcome, Rule, Code string }
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
-		trail = append(trail, e.Outcome+":"+e.Rule+":"+e.Code)
-	}
-	return trail
-}
-
 func TestApprovalStdioBinary(t *testing.T) {
 	for _, version := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
 		t.Run(version, func(t *testing.T) {
@@ -163,16 +151,14 @@ func TestApprovalStdioBinary(t *testing.T) {
 			require.Equal(t, "denied.approval_unavailable", write(t, bare, "out/bare.txt", "x"))
 			require.Equal(t, "<missing>", readWS(ws, "out/bare.txt"))
 
-			trail := auditTrail(t, ws)
+			trail := audittest.Trail(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"))
 			for _, want := range []string{"needs_approval:approval.elicit:", "approved:approval.elicit:",
 				"declined:approval.declined:denied.approval_declined", "declined:approval.timeout:denied.approval_timeout",
 				"approved:approval.elicit.session:", "approved:approval.session:",
 				"declined:approval.elicit:denied.approval_unavailable"} {
 				require.Contains(t, trail, want)
 			}
-			raw, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
-			require.NoError(t, err)
-			require.NotContains(t, string(raw), "approved\\n", "raw arguments are never audited")
+			require.NotContains(t, auditText(t, filepath.Join(filepath.Dir(ws), "audit.jsonl")), "approved\\n", "raw arguments are never audited")
 			out, err := exec.Command(binary, "audit", "verify", filepath.Join(filepath.Dir(ws), "audit.jsonl")).CombinedOutput()
 			require.NoError(t, err, string(out))
 		})

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/guard"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/anthropic"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -222,7 +224,7 @@ func TestClaudeCodeHTTP(t *testing.T) {
 	require.True(t, ok)
 	assert.False(t, read.IsError)
 	assert.Contains(t, read.Text, "hello from toolwarden")
-	assert.Equal(t, 1, auditCount(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", "allowed"), "the HTTP server ran it")
+	assert.Equal(t, 1, audittest.Count(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", guard.Allow), "the HTTP server ran it")
 	if !t.Failed() {
 		observe(t, claudeCode, claudeCodeVersion, "HTTP", "✓ streamable HTTP (`\"type\": \"http\"`), bearer token in `headers`")
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/guard"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/openai"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -245,7 +247,7 @@ func TestCodexHTTP(t *testing.T) {
 	read, ok := main[1].Output("call_1")
 	require.True(t, ok)
 	assert.Contains(t, read, "hello from toolwarden")
-	assert.Equal(t, 1, auditCount(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", "allowed"), "the HTTP server ran it")
+	assert.Equal(t, 1, audittest.Count(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", guard.Allow), "the HTTP server ran it")
 	if !t.Failed() {
 		observe(t, codexCLI, codexVersion, "HTTP", "✓ streamable HTTP (`url`), bearer token from `bearer_token_env_var`")
 	}

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/guard"
 )
 
 // geminiReadHello is the arguments Gemini CLI sent for a read_file call,
@@ -44,17 +46,9 @@ func TestGeminiControlArgsBinary(t *testing.T) {
 	require.Contains(t, text, "invalid_argument.schema: ")
 	require.Contains(t, text, "wait_for_next")
 
-	lines := strings.Split(auditLines(t, env), "\n")
-	type line struct {
-		Outcome     string   `json:"outcome"`
-		ArgsSHA256  string   `json:"args_sha256"`
-		DroppedArgs []string `json:"dropped_args"`
-	}
-	var entries []line
-	for _, l := range lines {
-		var e line
-		require.NoError(t, json.Unmarshal([]byte(l), &e))
-		if e.Outcome != "started" {
+	var entries []audit.Entry
+	for _, e := range audittest.Entries(t, auditPathOf(t, env)) {
+		if e.Outcome != guard.OutcomeStarted {
 			entries = append(entries, e)
 		}
 	}
@@ -63,7 +57,7 @@ func TestGeminiControlArgsBinary(t *testing.T) {
 	require.Equal(t, []string{"wait_for_previous"}, entries[1].DroppedArgs)
 	require.Empty(t, entries[2].DroppedArgs)
 	require.Equal(t, entries[2].ArgsSHA256, entries[0].ArgsSHA256, "the digest is of what the tool received")
-	require.Equal(t, "denied", entries[4].Outcome)
+	require.Equal(t, "denied", string(entries[4].Outcome))
 	require.Equal(t, []string{"wait_for_previous"}, entries[4].DroppedArgs)
 
 	out, status := runBinary(t, env, "policy", "explain", "--workspace", ws, "read_file", geminiReadHello)

@@ -111,10 +111,9 @@ func TestDeclaredToolsBinary(t *testing.T) {
 	}
 	c.Close()
 
-	audit, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
-	require.NoError(t, err)
-	require.Contains(t, string(audit), `"tool":"lookup"`)
-	require.NotContains(t, string(audit), declaredKey)
+	audit := auditText(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"))
+	require.Contains(t, audit, `"tool":"lookup"`)
+	require.NotContains(t, audit, declaredKey)
 }
 
 // TestDeclaredConfigErrorsBinary: a bad declaration refuses the start with

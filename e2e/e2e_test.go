@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -81,6 +82,32 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// auditPathOf is the audit log of the server run with env.
+func auditPathOf(t *testing.T, env []string) string {
+	t.Helper()
+	p := envValue(env, "TOOLWARDEN_AUDIT_PATH")
+	if p == "" {
+		t.Fatal("no audit path in env")
+	}
+	return p
+}
+
+// auditText is the audit log at path as text, its lines joined; a missing
+// log is empty.
+func auditText(t *testing.T, path string) string {
+	t.Helper()
+	return strings.Join(audittest.Lines(t, path), "\n")
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +19,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/guard"
 )
 
 // killCalls is how many write_file calls are in flight when the server is
@@ -143,7 +144,7 @@ func checkAfterKill(t *testing.T, ws string, env []string) {
 	auditPath := envValue(env, "TOOLWARDEN_AUDIT_PATH")
 	out, err := exec.Command(binary, "audit", "verify", auditPath).CombinedOutput()
 	require.NoError(t, err, "audit verify after kill -9: %s", out)
-	allowed := auditCount(t, auditPath, "write_file", "allowed")
+	allowed := audittest.Count(t, auditPath, "write_file", guard.Allow)
 	require.GreaterOrEqual(t, allowed, len(files), "every write on disk has its allowed line")
 	t.Logf("killed with %d of %d files written, %d allowed lines, %d temporary files left", len(files), killCalls, allowed, len(tempFiles(t, ws)))
 
@@ -169,36 +170,6 @@ func tempFiles(t *testing.T, ws string) []string {
 		return nil
 	})
 	return out
-}
-
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// auditCount counts the audit lines of tool with outcome.
-func auditCount(t *testing.T, path, tool, outcome string) int {
-	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	n := 0
-	dec := json.NewDecoder(f)
-	for {
-		var e struct{ Tool, Outcome string }
-		if err := dec.Decode(&e); err == io.EOF {
-			return n
-		} else if err != nil {
-			return n // a torn last line; audit verify judges it
-		}
-		if e.Tool == tool && e.Outcome == outcome {
-			n++
-		}
-	}
 }
 
 // startHTTPCmd is startHTTP that returns the process, for tests that kill

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 const geminiKey = "AIza-e2e-secret-key-do-not-print"
@@ -103,9 +103,7 @@ func TestGeminiBinaryInProcess(t *testing.T) {
 	stdout, stderr, err := geminiRun(t, env, "--workspace", ws, "--base-url", f.URL, "What does hello.txt say?")
 	require.NoError(t, err, stderr)
 	checkReadHello(t, f, stdout, stderr)
-	audit, err := os.ReadFile(filepath.Join(filepath.Dir(ws), "audit.jsonl"))
-	require.NoError(t, err)
-	assert.Contains(t, string(audit), `"read_file"`, "in-process calls are audited like served ones")
+	assert.Contains(t, auditText(t, filepath.Join(filepath.Dir(ws), "audit.jsonl")), `"read_file"`, "in-process calls are audited like served ones")
 }
 
 func TestGeminiBinaryBaseURLFromEnv(t *testing.T) {
@@ -313,7 +311,7 @@ func TestGeminiBinaryREPLCtrlC(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testenv.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	ctrlC := func() { require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)) }
@@ -348,24 +346,6 @@ func TestGeminiBinaryREPLCtrlC(t *testing.T) {
 	assert.NotContains(t, stderr.String(), geminiKey)
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestGeminiBinaryAnswerEscaped(t *testing.T) {
 	ws, env := geminiWorkspace(t)
 	f := fake.New(fake.Reply(fake.Text("ok\x1b]0;pwned\x07\x1b[2J\nline two")))
@@ -384,7 +364,7 @@ func TestGeminiBinaryREPLCtrlCDuringStartup(t *testing.T) {
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	defer stdin.Close()
-	var stderr syncBuffer
+	var stderr testenv.SyncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	// The server it starts (sleep) is running: the command is past its own

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/guard"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -327,7 +329,7 @@ func TestGeminiCLIClient(t *testing.T) {
 	assert.Equal(t, map[string]any{"path": "hello.txt"}, calls[0]["arguments"])
 	assert.Equal(t, map[string]any{"path": "hello.txt", "wait_for_previous": true}, calls[1]["arguments"],
 		"the CLI forwards wait_for_previous unchanged")
-	assert.Equal(t, 2, auditCount(t, filepath.Join(filepath.Dir(res.ws), "audit.jsonl"), "read_file", "allowed"),
+	assert.Equal(t, 2, audittest.Count(t, filepath.Join(filepath.Dir(res.ws), "audit.jsonl"), "read_file", guard.Allow),
 		"both calls are allowed: wait_for_previous is a client control argument (policy.client_control_args), dropped before validation")
 
 	recordCalls(t, decl, calls)
@@ -487,7 +489,7 @@ func TestGeminiCLIHTTP(t *testing.T) {
 	raw, err := json.Marshal(fr[0])
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), "hello from toolwarden")
-	assert.Equal(t, 1, auditCount(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", "allowed"), "the HTTP server ran it")
+	assert.Equal(t, 1, audittest.Count(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"), "read_file", guard.Allow), "the HTTP server ran it")
 	if !t.Failed() {
 		observe(t, geminiCLI, geminiCLIVersion, "HTTP", "✓ streamable HTTP (`httpUrl`), bearer token in `headers`")
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
@@ -34,19 +33,6 @@ func serveAndRead(t *testing.T, ws string, env []string, path string, args ...st
 	return res.Content[0].(mcp.TextContent).Text
 }
 
-func readAudit(t *testing.T, path string) []audit.Entry {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out []audit.Entry
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
-		out = append(out, e)
-	}
-	return out
-}
-
 // TestOutputFilterBinary: secrets in a file never reach the client, the
 // audit line counts them, the start line holds the tool-surface digest
 // (the one `config check` prints), which changes with the surface, and
@@ -67,7 +53,8 @@ func TestOutputFilterBinary(t *testing.T) {
 	}
 
 	auditPath := filepath.Join(filepath.Dir(ws), "audit.jsonl")
-	entries := readAudit(t, auditPath)
+	entries := audittest.Entries(t, auditPath)
+	require.NotEmpty(t, entries)
 	require.Equal(t, guard.OutcomeStarted, entries[0].Outcome)
 	digest := entries[0].ToolsSHA256
 	require.Len(t, digest, 64)
@@ -90,7 +77,7 @@ func TestOutputFilterBinary(t *testing.T) {
 
 	// A narrower surface (one tool fewer advertised) is a different digest.
 	serveAndRead(t, ws, env, "hello.txt", "--deny", "write_file")
-	entries = readAudit(t, auditPath)
+	entries = audittest.Entries(t, auditPath)
 	var starts []string
 	for _, e := range entries {
 		if e.Outcome == guard.OutcomeStarted {

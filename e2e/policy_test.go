@@ -154,20 +154,10 @@ func TestPolicyExplainBinary(t *testing.T) {
 	require.Empty(t, auditLines(t, env), "explain writes no audit line")
 }
 
+// auditLines is the audit log of the server run with env, as text.
 func auditLines(t *testing.T, env []string) string {
 	t.Helper()
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "TOOLWARDEN_AUDIT_PATH="); ok {
-			data, err := os.ReadFile(p)
-			if errors.Is(err, os.ErrNotExist) {
-				return ""
-			}
-			require.NoError(t, err)
-			return strings.TrimSpace(string(data))
-		}
-	}
-	t.Fatal("no audit path in env")
-	return ""
+	return auditText(t, auditPathOf(t, env))
 }
 
 func mustJSON(t *testing.T, v any) string {

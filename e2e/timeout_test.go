@@ -3,12 +3,12 @@ package e2e
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
@@ -60,13 +60,8 @@ func TestRunOutlivesCallTimeout(t *testing.T) {
 // its hash chain.
 func auditEntries(t *testing.T, env []string) []audit.Entry {
 	t.Helper()
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "TOOLWARDEN_AUDIT_PATH="); ok {
-			_, err := audit.VerifyFiles([]string{p})
-			require.NoError(t, err)
-			return readAudit(t, p)
-		}
-	}
-	t.Fatal("no audit path in env")
-	return nil
+	p := auditPathOf(t, env)
+	_, err := audit.VerifyFiles([]string{p})
+	require.NoError(t, err)
+	return audittest.Entries(t, p)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	buildversion "github.com/toolwarden/toolwarden/internal/version"
 )
@@ -62,7 +63,9 @@ func TestVersionStamped(t *testing.T) {
 	require.Equal(t, ver, res.ServerInfo.Version)
 	require.NoError(t, c.Close())
 
-	start := readAudit(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"))[0]
+	entries := audittest.Entries(t, filepath.Join(filepath.Dir(ws), "audit.jsonl"))
+	require.NotEmpty(t, entries)
+	start := entries[0]
 	require.Equal(t, guard.OutcomeStarted, start.Outcome)
 	require.True(t, strings.HasPrefix(start.Version, ver+" (commit "+rev+", date "+date), start.Version)
 }
