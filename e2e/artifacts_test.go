@@ -38,7 +38,7 @@ func artifactEnv(t *testing.T) (ws string, env []string) {
 func TestArtifactsBinary(t *testing.T) {
 	ws, env := artifactEnv(t)
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--allow", "*_artifact*",
-		"--approval", "store_artifact=allow") // this client cannot approve; approval_e2e_test.go asks
+		"--approval", "store_artifact=allow") // this client cannot approve; approval_test.go asks
 	require.NoError(t, err)
 	defer c.Close()
 	initialize(t, c)

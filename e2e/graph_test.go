@@ -45,7 +45,7 @@ func TestGraphStdioBinary(t *testing.T) {
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws,
 		"--allow", "create_mission", "--allow", "create_task", "--allow", "get_task", "--allow", "update_task_status",
 		// The graph writes need approval; this client cannot give it, so the
-		// operator trusts them for this run (approval_e2e_test.go asks).
+		// operator trusts them for this run (approval_test.go asks).
 		"--approval", "*=allow")
 	require.NoError(t, err)
 	defer c.Close()
