@@ -25,6 +25,9 @@ import (
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
+// toolwardenPkg is the command under test.
+const toolwardenPkg = "github.com/toolwarden/toolwarden/cmd/toolwarden"
+
 // binary is the toolwarden binary built once for the end-to-end tests.
 var binary string
 
@@ -34,7 +37,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "toolwarden")
-	out, err := exec.Command("go", "build", "-o", binary, "github.com/toolwarden/toolwarden/cmd/toolwarden").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", binary, toolwardenPkg).CombinedOutput()
 	if err != nil {
 		panic("building toolwarden: " + err.Error() + "\n" + string(out))
 	}

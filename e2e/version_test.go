@@ -22,7 +22,7 @@ const versionPkg = "github.com/toolwarden/toolwarden/internal/version"
 func buildToolwarden(t *testing.T, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "toolwarden")
-	out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...).CombinedOutput()
+	out, err := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, toolwardenPkg)...).CombinedOutput()
 	require.NoError(t, err, string(out))
 	return bin
 }
