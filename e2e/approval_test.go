@@ -139,6 +139,7 @@ func approvalScenario(t *testing.T, c *client.Client, p *person, ws string, reme
 }
 
 func TestApprovalStdioBinary(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
 		t.Run(version, func(t *testing.T) {
 			ws, env := workspace(t)
@@ -166,6 +167,7 @@ func TestApprovalStdioBinary(t *testing.T) {
 }
 
 func TestApprovalHTTPBinary(t *testing.T) {
+	t.Parallel()
 	for _, version := range []string{"2025-11-25", mcp.LATEST_PROTOCOL_VERSION} {
 		t.Run(version, func(t *testing.T) {
 			ws, env := workspace(t)
@@ -192,6 +194,7 @@ func TestApprovalHTTPBinary(t *testing.T) {
 // TestApprovalModesBinary: deny and allow, from --approval and from the
 // config file; flags can tighten the file but not loosen it.
 func TestApprovalModesBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	p := &person{action: mcp.ElicitationResponseActionAccept}
 

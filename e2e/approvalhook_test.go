@@ -40,6 +40,7 @@ func signedPost(t *testing.T, url string, key string, body []byte) int {
 // the team's webhook (an httptest receiver that checks the signature);
 // a forged callback decides nothing; the signed one approves, then denies.
 func TestApprovalWebhook(t *testing.T) {
+	t.Parallel()
 	got := make(chan webhook.Pending, 4)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

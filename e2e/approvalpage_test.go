@@ -219,6 +219,7 @@ func postDecision(t *testing.T, hc *http.Client, origin, from string, form netur
 // from another origin, with a replayed or altered token, or for an
 // unknown call decides nothing and writes nothing; the real one does.
 func TestApprovalPageRefusesForgeries(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	c, url := pageServer(t, env, "--workspace", ws)
 	hc, origin := pageSession(t, url)

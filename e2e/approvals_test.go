@@ -128,6 +128,7 @@ func (p *ptyOutput) len() int {
 // TestApprovalsWatchInTerminal drives `approvals watch` through a pty:
 // y approves a call, n denies the next.
 func TestApprovalsWatchInTerminal(t *testing.T) {
+	t.Parallel()
 	c, ws, env := terminalServer(t)
 	watch := exec.Command(binary, "approvals", "watch")
 	watch.Env = env
@@ -164,6 +165,7 @@ func TestApprovalsWatchInTerminal(t *testing.T) {
 // TestConfigCheckPrintsChannels: config check prints approval.channel in
 // effect, in order; by default elicit alone.
 func TestConfigCheckPrintsChannels(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	check := func(args ...string) string {
 		cmd := exec.Command(binary, append([]string{"config", "check", "--workspace", ws}, args...)...)

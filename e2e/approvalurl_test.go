@@ -72,6 +72,7 @@ func urlClient(t *testing.T, env []string, h *linkOpener, completed chan<- strin
 // made there settles the call, and the client is told it is complete. A
 // client that declines the link denies the call.
 func TestURLElicitation(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	h := &linkOpener{t: t, action: mcp.ElicitationResponseActionAccept, decide: "approve"}
 	completed := make(chan string, 4)

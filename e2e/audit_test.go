@@ -36,6 +36,7 @@ func auditVerify(t *testing.T, args ...string) (string, error) {
 // start sets it aside, and `audit verify` checks the chain across the
 // directory and says what it found.
 func TestAuditVerifyAcrossRotationsAndATornLine(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	dir := filepath.Join(filepath.Dir(ws), "audit")
 	path := filepath.Join(dir, "audit.jsonl")
@@ -154,6 +155,7 @@ func fillVolume(t *testing.T, dir string) string {
 // reports each chain, and a line edited in one fails the command while the
 // other is still reported whole.
 func TestAuditVerifyOfSeveralReplicas(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	var dirs []string
 	for _, r := range []string{"eu-1", "eu-2"} {

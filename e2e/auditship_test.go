@@ -77,6 +77,7 @@ func TestAuditAnchorsFromTheBinary(t *testing.T) {
 // writes reach a syslog server as they are in the file; with the server
 // gone, the call still succeeds and its lines are all in the file.
 func TestAuditShippingFromTheBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	c, err := net.ListenPacket("udp", "127.0.0.1:0")
 	require.NoError(t, err)

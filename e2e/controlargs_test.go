@@ -22,6 +22,7 @@ const geminiReadHello = `{"path":"hello.txt","wait_for_previous":true}`
 // other unknown argument; with policy.client_control_args emptied, the
 // control argument is refused like any other.
 func TestGeminiControlArgsBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	c, err := client.NewStdioMCPClient(binary, append(env, "TOOLWARDEN_LOG_LEVEL=debug"), "serve", "--workspace", ws)
 	require.NoError(t, err)
@@ -66,6 +67,7 @@ func TestGeminiControlArgsBinary(t *testing.T) {
 }
 
 func TestGeminiControlArgsOffBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "policy:\n  client_control_args: []\n")
 	out, status := runBinary(t, env, "call", "--config", cfg, "read_file", geminiReadHello)

@@ -53,6 +53,7 @@ tools:
 }
 
 func TestDeclaredToolsBinary(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+declaredKey {
 			http.Error(w, "no key", http.StatusUnauthorized)
@@ -119,6 +120,7 @@ func TestDeclaredToolsBinary(t *testing.T) {
 // TestDeclaredConfigErrorsBinary: a bad declaration refuses the start with
 // file, line, key and reason.
 func TestDeclaredConfigErrorsBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	file := declaredConfig(t, ws, "https://dict.example.com")
 	bad := filepath.Join(filepath.Dir(file), "tools.d", "bad.yaml")
@@ -133,6 +135,7 @@ func TestDeclaredConfigErrorsBinary(t *testing.T) {
 // TestShippedDeclaredExample: configs/examples/declared passes config check
 // and declares the grep, go test and web-search tools.
 func TestShippedDeclaredExample(t *testing.T) {
+	t.Parallel()
 	_, env := workspace(t)
 	cmd := exec.Command(binary, "config", "check", "--config", "../configs/examples/declared/toolwarden.yaml")
 	cmd.Env = env
@@ -152,6 +155,7 @@ func TestShippedDeclaredExample(t *testing.T) {
 // TestDeclaredCLIWithoutSandbox: with no working sandbox the cli tools are
 // unavailable, and config check says why, while the http tools stay.
 func TestDeclaredCLIWithoutSandbox(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	file := declaredConfig(t, ws, "https://dict.example.com")
 	cmd := exec.Command(binary, "config", "check", "--config", file)
@@ -168,6 +172,7 @@ func TestDeclaredCLIWithoutSandbox(t *testing.T) {
 // exact command line that will run, each argument shell-quoted (hostile
 // text escaped), not the JSON arguments; a declined call runs nothing.
 func TestDeclaredApprovalShowsArgv(t *testing.T) {
+	t.Parallel()
 	testenv.Root(t) // declared cli tools run only in a sandbox
 	ws, env := workspace(t)
 	cfg := filepath.Join(t.TempDir(), "tw.yaml")

@@ -220,6 +220,7 @@ func TestHTTPBinary(t *testing.T) {
 }
 
 func TestHTTPBinaryRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", "0.0.0.0:0")
 	cmd.Env = env
@@ -273,6 +274,7 @@ func pythonSDKVersion(t *testing.T) string {
 }
 
 func TestToolsCommand(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	run := func(args ...string) []mcp.Tool {
 		cmd := exec.Command(binary, append([]string{"tools", "--workspace", ws}, args...)...)
@@ -306,6 +308,7 @@ func TestToolsCommand(t *testing.T) {
 }
 
 func TestConfigCheckCommand(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.yaml")
@@ -336,6 +339,7 @@ func TestConfigCheckCommand(t *testing.T) {
 }
 
 func TestAuditVerifyCommand(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws)
 	require.NoError(t, err)
@@ -360,6 +364,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 // TestShippedExamples keeps configs/examples working: the client snippets
 // run `toolwarden serve`, and the example config passes `config check`.
 func TestShippedExamples(t *testing.T) {
+	t.Parallel()
 	dir := "../configs/examples"
 	for _, name := range []string{"claude_desktop_config.json", "vscode_mcp.json", "gemini_settings.json"} {
 		t.Run(name, func(t *testing.T) {
@@ -396,6 +401,7 @@ func TestShippedExamples(t *testing.T) {
 // TestHTTPGeneratedToken: with no token configured, serve prints a random
 // one to stderr once, and only that token opens the server.
 func TestHTTPGeneratedToken(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 // TestConfigCheckTakesPolicyFlags runs the binary: `config check --allow`
 // was refused while `serve --allow` worked.
 func TestConfigCheckTakesPolicyFlags(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cmd := exec.Command(binary, "config", "check", "--workspace", ws, "--allow", "write_file", "--deny", "grep_files")
 	cmd.Env = env

@@ -15,6 +15,7 @@ const serverGCPercent = 400
 // TestServeGCPercent: a serving binary runs at serverGCPercent when GOGC
 // is not set, and at the operator's GOGC when it is, as /metrics shows.
 func TestServeGCPercent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		gogc string // "" = not set
 		want float64

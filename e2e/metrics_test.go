@@ -64,6 +64,7 @@ func counter(fams map[string]*dto.MetricFamily, name string, labels map[string]s
 // allowed and completed, denied by rule, failed; an unknown tool name a
 // client sends creates no series.
 func TestMetricsBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	metricsAddr := freeAddr(t)
 	base := startHTTP(t, ws, append(env, "TOOLWARDEN_METRICS_ADDR="+metricsAddr))
@@ -125,6 +126,7 @@ func histogramCount(fams map[string]*dto.MetricFamily, name, outcome string) uin
 // A metrics listener off loopback without metrics.allow_remote is a
 // start-up error naming the key.
 func TestMetricsBinaryRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cmd := exec.Command(binary, "serve", "--workspace", ws, "--http", "127.0.0.1:0")
 	cmd.Env = append(env, "TOOLWARDEN_METRICS_ADDR=0.0.0.0:0", "TOOLWARDEN_HTTP_TOKEN=e2e-token-0123456789")
@@ -138,6 +140,7 @@ func TestMetricsBinaryRefusesNonLoopback(t *testing.T) {
 // A metrics port already taken fails the start, naming the key, before
 // the server is built.
 func TestMetricsBinaryPortTaken(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -187,6 +187,7 @@ func TestIdentityRulesPerSubject(t *testing.T) {
 // TestPolicyExplainAs decides for a given caller under the identities
 // rules, without a provider: a subject, claims, a static identity.
 func TestPolicyExplainAs(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "http:\n  identities: [{name: ci, token_env: TW_CI}]\nidentities:\n"+
 		"  - {name: readers, match: {scopes: [mcp:read]}, allow: [\"read_*\"]}\n"+

@@ -17,6 +17,7 @@ import (
 // request to call one of the server's tools reaches the client stripped,
 // defanged, collapsed and with a warning naming the tool call.
 func TestOutputFilterHazardsBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	hostile := "Build log\x1b[2J\x1b[H\n" +
 		"\x1b]8;;https://evil.example/?k=1\x07release notes\x1b]8;;\x07\n" +

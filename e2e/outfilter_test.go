@@ -38,6 +38,7 @@ func serveAndRead(t *testing.T, ws string, env []string, path string, args ...st
 // (the one `config check` prints), which changes with the surface, and
 // the log still verifies.
 func TestOutputFilterBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	secrets := fakesecret.All(11)
 	var lines []string

@@ -48,6 +48,7 @@ func resultOf(t *testing.T, out string) mcp.CallToolResult {
 }
 
 func TestCallTrustedVersusMCP(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "policy:\n  require_trust: [file_info]\n")
 	args := `{"path":"hello.txt"}`
@@ -108,6 +109,7 @@ type explanation struct {
 }
 
 func TestPolicyExplainBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(ws, "src"), 0o755))
 
@@ -168,6 +170,7 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestLimitsOverStdioBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "limits:\n  budget: 2\n  tools:\n    read_*: {cost: 1}\n    file_info: {max_calls: 1}\n")
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--config", cfg)
@@ -198,6 +201,7 @@ func TestLimitsOverStdioBinary(t *testing.T) {
 }
 
 func TestHTTPIdentitiesBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "limits:\n  max_calls_per_session: 2\nhttp:\n  identities: [{name: ci, token_env: TW_TEST_CI_TOKEN}]\n")
 	env = append(env, "TOOLWARDEN_CONFIG="+cfg, "TW_TEST_CI_TOKEN=ci-token-0123456789abcdef")

@@ -256,6 +256,7 @@ func TestReplicasRedisDown(t *testing.T) {
 // approvals live, and refuses a shared setup without the approval-state
 // key, naming the key to set.
 func TestConfigCheckShowsCluster(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	check := func(extra ...string) (string, error) {
 		cmd := exec.Command(binary, "config", "check", "--workspace", ws)

@@ -35,6 +35,7 @@ func callText(t *testing.T, env []string, ws, tool, args string) (mcp.CallToolRe
 // writing .env and keys naming the rule, keeps .env.example readable,
 // lists .env's name, and greps past it without reading it.
 func TestSecretFilesBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := secretWorkspace(t)
 	res, text := callText(t, env, ws, "read_file", `{"path":".env"}`)
 	require.True(t, res.IsError)
@@ -72,6 +73,7 @@ func TestSecretFilesBinary(t *testing.T) {
 // TestSecretFilesLiftedBinary: allow_secret_files lifts the denial, and
 // config check lists it as a widening.
 func TestSecretFilesLiftedBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := secretWorkspace(t)
 	cfg := writeConfig(t, ws, "capabilities:\n  allow_secret_files: true\n")
 	out, status := runBinary(t, env, "config", "check", "--config", cfg)

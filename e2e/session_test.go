@@ -91,6 +91,7 @@ func rawHTTP(t *testing.T, method, url, token, contentType, session, body string
 // over streamable HTTP and legacy SSE, and answers each transport fault
 // with its status code.
 func TestHTTPSessionIdentityBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cfg := writeConfig(t, ws, "http:\n  identities: [{name: ci, token_env: TW_TEST_CI_TOKEN}]\n")
 	env = append(env, "TOOLWARDEN_CONFIG="+cfg, "TW_TEST_CI_TOKEN=ci-token-0123456789abcdef")

@@ -16,6 +16,7 @@ import (
 // params and a 20 MiB line to the real binary, then checks that it still
 // answers a normal request.
 func TestStdioSurvivesHostileInput(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cmd := exec.Command(binary, "serve", "--workspace", ws)
 	cmd.Env = env
@@ -72,6 +73,7 @@ func TestStdioSurvivesHostileInput(t *testing.T) {
 // comes back), each message a lenient decoder would take is refused with
 // -32600 or -32700 naming the rule, and a ping is answered after each one.
 func TestStdioStrictJSONRPCBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	cmd := exec.Command(binary, "serve", "--workspace", ws)
 	cmd.Env = env

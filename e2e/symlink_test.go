@@ -16,6 +16,7 @@ import (
 // each names its rule (never "internal"), and the operator's links and
 // everything outside stay as they were.
 func TestHostileSymlinksBinary(t *testing.T) {
+	t.Parallel()
 	ws, env := workspace(t)
 	outside := filepath.Join(filepath.Dir(ws), "nowhere")
 	links := map[string]string{"dangling_out": outside, "loop": "loop", "dangling_in": "missing.txt"}

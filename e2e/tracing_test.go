@@ -69,6 +69,7 @@ func hexOf(b []byte) string {
 // binary exports a call's spans over OTLP/HTTP, in the trace its client
 // named in _meta.traceparent.
 func TestTracesBinary(t *testing.T) {
+	t.Parallel()
 	rcv := &otlpReceiver{spans: map[string]string{}}
 	collector := httptest.NewServer(rcv)
 	defer collector.Close()

@@ -113,5 +113,6 @@ func TestVersionFromVCS(t *testing.T) {
 // TestVersionUnstamped: the binary the other end-to-end tests use is built
 // with plain go build (GOFLAGS may say -buildvcs=false) and still answers.
 func TestVersionUnstamped(t *testing.T) {
+	t.Parallel()
 	require.True(t, strings.HasPrefix(runOut(t, binary, "--version"), "toolwarden version "))
 }
