@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -47,16 +46,4 @@ func find(t *testing.T, root *cobra.Command, path string) *cobra.Command {
 	require.NoError(t, err)
 	require.Empty(t, rest)
 	return cmd
-}
-
-// TestConfigCheckTakesPolicyFlags runs the binary: `config check --allow`
-// was refused while `serve --allow` worked.
-func TestConfigCheckTakesPolicyFlags(t *testing.T) {
-	ws, env := workspace(t)
-	cmd := exec.Command(binary, "config", "check", "--workspace", ws, "--allow", "write_file", "--deny", "grep_files")
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, string(out))
-	require.Contains(t, string(out), "- write_file")
-	require.Regexp(t, `hidden_tools:(\n  - \w+)*\n  - grep_files`, string(out))
 }

@@ -27,6 +27,8 @@ var mayImport = map[string][]string{
 	// Parses flags and calls one entry point per subcommand; the wiring
 	// is mcpserver's (Serve and the other app*.go entry points).
 	"cmd/toolwarden": {"mcpserver", "configs", "tools/declared", "audit/ship", "approvals/socket", "bridge", "internal/version"},
+	// The binary's black-box tests: only doc.go is not a test file.
+	"e2e": nil,
 	// The composition root: opens the audit log, its shippers and anchors,
 	// the observers and the approval channels around the server it builds.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
