@@ -1,13 +1,13 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 )
 
 // SetIdleConnTimeout sets how long ServeHTTP keeps an idle keep-alive
@@ -21,9 +21,9 @@ func SetIdleConnTimeout(d time.Duration) func() {
 // EncodeAnswer is how stdio writes an answer (stdioCalls: into a recycled
 // buffer), for benchmarks; the bytes are good until the next call.
 func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
-	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer putAnswerBuffer(buf)
-	err := writeAnswer(buf, msg)
+	buf := wire.Buffer()
+	defer wire.PutBuffer(buf)
+	err := wire.WriteAnswer(buf, msg)
 	return buf.Bytes(), err
 }
 
@@ -31,7 +31,7 @@ func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 // handler runs in place), for benchmarks: it may serve any number of calls
 // that end in time.
 func StdioContext(ctx context.Context) context.Context {
-	return &stdioTurn{Context: context.WithValue(ctx, outputAsJSON{}, true)}
+	return &stdioTurn{Context: wire.AsJSON(ctx)}
 }
 
 // GuardedHandler is a tool's handler inside the server's middleware (the

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 )
 
 // A tools/call POST's answer is written by mcp-go's handlePost, which
@@ -17,11 +18,11 @@ import (
 // fields, json.Marshal'ed: the file's text escaped, the structured
 // content escaped again) and then re-reads those ~9 KB per 4 KiB file
 // read to compact them, a json.Marshaler's output: a sixth of the
-// server's CPU under load. Over stdio writeAnswer writes the result in
+// server's CPU under load. Over stdio wire.WriteAnswer writes the result in
 // one pass. Over streamable HTTP, toolMiddleware hands mcp-go a
 // stand-in result instead, holding the real one in the request's
 // answerSlot, and the answerWriter puts the real result's JSON
-// (writeToolResult) in the stand-in's place as the answer is written:
+// (wire.WriteToolResult) in the stand-in's place as the answer is written:
 // the same bytes (TestHTTPAnswerSameAsMcpGos), in one pass.
 
 // answerMarker is the _meta member that marks a stand-in result. It is
@@ -102,7 +103,7 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 	if !ok {
 		return w.ResponseWriter.Write(p)
 	}
-	defer putAnswerBuffer(out)
+	defer wire.PutBuffer(out)
 	w.slot.held.Store(nil)
 	splicedAnswers.Add(1)
 	if _, err := w.ResponseWriter.Write(out.Bytes()); err != nil {
@@ -188,10 +189,10 @@ func (h *heldAnswer) splice(p []byte, at, end int) (*bytes.Buffer, bool, error) 
 		return nil, false, nil
 	}
 	res := decorateLike(h.result, h.standIn)
-	buf := answerBuffers.Get().(*bytes.Buffer)
+	buf := wire.Buffer()
 	buf.Write(p[:at])
-	if err := writeToolResult(buf, res); err != nil {
-		putAnswerBuffer(buf)
+	if err := wire.WriteToolResult(buf, res); err != nil {
+		wire.PutBuffer(buf)
 		return nil, false, err
 	}
 	buf.Write(p[end:])

@@ -12,6 +12,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/structured"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -63,12 +64,12 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 // toolMiddleware is what mcp-go runs around every tool handler: the guard
 // (in the call's span when tracing is on), then the result made ready for
 // mcp-go's encoding (see structured.ForWire). The stdio transport writes
-// a structured.Output's JSON itself (see writeToolResult), and so does
+// a structured.Output's JSON itself (see wire.WriteToolResult), and so does
 // streamable HTTP, in the place of a stand-in (see answerSlot).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.observedCall(ctx, req, next)
-		if res == nil || ctx.Value(outputAsJSON{}) != nil {
+		if res == nil || wire.OutputAsJSON(ctx) {
 			return res, err
 		}
 		if slot, ok := ctx.Value(answerSlotKey{}).(*answerSlot); ok && err == nil {

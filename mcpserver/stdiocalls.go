@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -65,7 +65,7 @@ func newStdioCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *st
 // session's context (the stdio client session attached) before the first
 // line is read, keeps it for the calls, and starts the workers.
 func (c *stdioCalls) sessionContext(ctx context.Context) context.Context {
-	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, outputAsJSON{}, true))
+	c.ctx, c.cancel = context.WithCancel(wire.AsJSON(ctx))
 	c.wg.Add(stdioCallWorkers)
 	for range stdioCallWorkers {
 		go c.work()
@@ -124,9 +124,9 @@ func (c *stdioCalls) answer(ctx context.Context, req json.RawMessage) {
 
 // write writes msg, one answer.
 func (c *stdioCalls) write(msg mcp.JSONRPCMessage) {
-	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer putAnswerBuffer(buf)
-	if err := writeAnswer(buf, msg); err != nil {
+	buf := wire.Buffer()
+	defer wire.PutBuffer(buf)
+	if err := wire.WriteAnswer(buf, msg); err != nil {
 		c.errLog.Printf("Error writing tool response: %v", err)
 		return
 	}

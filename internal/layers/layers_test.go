@@ -26,7 +26,11 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
 var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
-		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate"),
+		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate",
+		"mcpserver/internal/wire"),
+	// Writes tool results' JSON-RPC answers in one pass (both transports).
+	"mcpserver/internal/wire": {"internal/structured"},
+
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.
