@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 )
 
 // SetIdleConnTimeout sets how long ServeHTTP keeps an idle keep-alive
@@ -18,7 +19,7 @@ func SetIdleConnTimeout(d time.Duration) func() {
 	return func() { idleConnTimeout = old }
 }
 
-// EncodeAnswer is how stdio writes an answer (stdioCalls: into a recycled
+// EncodeAnswer is how stdio writes an answer (into a recycled
 // buffer), for benchmarks; the bytes are good until the next call.
 func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 	buf := wire.Buffer()
@@ -31,7 +32,7 @@ func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 // handler runs in place), for benchmarks: it may serve any number of calls
 // that end in time.
 func StdioContext(ctx context.Context) context.Context {
-	return &stdioTurn{Context: wire.AsJSON(ctx)}
+	return &stdio.Turn{Context: wire.AsJSON(ctx)}
 }
 
 // GuardedHandler is a tool's handler inside the server's middleware (the

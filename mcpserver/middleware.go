@@ -13,6 +13,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/structured"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -107,7 +108,7 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 	why := stopping{rule, timeout}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if turn, ok := turnOf(ctx); ok {
+	if turn, ok := stdio.TurnOf(ctx); ok {
 		return s.runInPlace(ctx, turn, t, call.LimitKey(), next, req, why)
 	}
 	job := startHandler(ctx, next, req)

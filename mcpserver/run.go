@@ -4,38 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"log"
 	"os"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
-
-// ServeStdio serves MCP on in/out until in closes or ctx is done. Logs go
-// to errOut; out carries only protocol messages. Every line is checked
-// strictly and requests before initialize are refused (stdiostrict.go)
-// before mcp-go reads them; tools/call requests are served by stdioCalls.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
-	gate := newStdioGate(out)
-	errLog := log.New(errOut, "toolwarden stdio: ", log.LstdFlags)
-	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(errLog)
-	calls := newStdioCalls(s.mcp, gate, errLog)
-	stdio.SetContextFunc(calls.sessionContext)
-	filter := newStdioFilter(newLineLimitReader(in, MaxStdioLineBytes), gate)
-	filter.calls = calls
-	err := stdio.Listen(ctx, filter, gate)
-	calls.close()
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
 
 // ListTools returns exactly what a client's tools/list would, through an
 // in-process client.

@@ -18,7 +18,7 @@ import (
 )
 
 // TestStdioCallsSideBySideAndCancelled: tools/call requests over stdio
-// (served by stdioCalls, not mcp-go's stdio server) run side by side, a
+// (served by package stdio's workers, not mcp-go's stdio server) run side by side, a
 // fast call answered while a slow one waits, and a notifications/cancelled
 // from the client ends the slow call's handler, which then changed
 // nothing; the end of input ends the server.
