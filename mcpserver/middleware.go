@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/structured"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 	"github.com/toolwarden/toolwarden/tools"
@@ -66,15 +65,15 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 // (in the call's span when tracing is on), then the result made ready for
 // mcp-go's encoding (see structured.ForWire). The stdio transport writes
 // a structured.Output's JSON itself (see wire.WriteToolResult), and so does
-// streamable HTTP, in the place of a stand-in (see answerSlot).
+// streamable HTTP, in the place of a stand-in (see httpserve.StandIn).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.observedCall(ctx, req, next)
 		if res == nil || wire.OutputAsJSON(ctx) {
 			return res, err
 		}
-		if slot, ok := ctx.Value(answerSlotKey{}).(*answerSlot); ok && err == nil {
-			if standIn := slot.hold(res); standIn != nil {
+		if err == nil {
+			if standIn := httpserve.StandIn(ctx, res); standIn != nil {
 				return standIn, nil
 			}
 		}
@@ -162,16 +161,5 @@ func sessionID(ctx context.Context) string {
 	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {
 		return id
 	}
-	return sessionDigest(id)
-}
-
-// sessionDigest is how the audit log names an HTTP session: a digest,
-// under the prefix of its transport, as the ID itself is a credential.
-func sessionDigest(id string) string {
-	prefix := sessionPrefix
-	if !strings.HasPrefix(id, sessionPrefix) {
-		prefix = ssePrefix
-	}
-	sum := sha256.Sum256([]byte(id))
-	return prefix + hex.EncodeToString(sum[:8])
+	return httpserve.SessionDigest(id)
 }

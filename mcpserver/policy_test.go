@@ -22,6 +22,7 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -83,7 +84,7 @@ func TestHTTPLimitsFollowTheToken(t *testing.T) {
 	require.NoError(t, err)
 	log := string(data)
 	require.Contains(t, log, `"identity":"ci"`)
-	require.Contains(t, log, `"identity":"`+mcpserver.TokenIdentity(testToken)+`"`)
+	require.Contains(t, log, `"identity":"`+httpserve.TokenIdentity(testToken)+`"`)
 	require.NotContains(t, log, testToken, "the identity never reveals the token")
 }
 

@@ -2,11 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"os"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -46,35 +41,4 @@ func (s *Server) localClient(ctx context.Context, name string) (*client.Client, 
 		return nil, err
 	}
 	return c, nil
-}
-
-// TokenEnv is the environment variable holding the HTTP bearer token.
-const TokenEnv = "TOOLWARDEN_HTTP_TOKEN"
-
-// ResolveToken returns the bearer token: from TOOLWARDEN_HTTP_TOKEN, else
-// from tokenFile, else a new random one (generated reports true).
-func ResolveToken(tokenFile string) (token string, generated bool, err error) {
-	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
-		return t, false, checkToken(t, TokenEnv)
-	}
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return "", false, fmt.Errorf("http.token_file: %w", err)
-		}
-		t := strings.TrimSpace(string(b))
-		return t, false, checkToken(t, tokenFile)
-	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", false, err
-	}
-	return hex.EncodeToString(b[:]), true, nil
-}
-
-func checkToken(t, src string) error {
-	if len(t) < 16 {
-		return fmt.Errorf("%s: the bearer token must be at least 16 characters", src)
-	}
-	return nil
 }

@@ -27,12 +27,16 @@ var mayImport = map[string][]string{
 	"cmd/toolwarden": {"*", "*/*"},
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
 		"internal/jsonrpcstrict", "internal/oauth", "approvals", "internal/tracing", "internal/clusterstate",
-		"mcpserver/internal/wire", "mcpserver/stdio"),
+		"mcpserver/internal/wire", "mcpserver/stdio", "mcpserver/httpserve"),
 	// Writes tool results' JSON-RPC answers in one pass (both transports).
 	"mcpserver/internal/wire": {"internal/structured"},
 	// The stdio transport: hands requests to mcp-go's server, never to
 	// mcpserver, which builds that server and imports the transport.
 	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire"},
+	// The HTTP transports (streamable, legacy SSE), likewise: the server
+	// is handed to it as mcp-go's server and a few hooks.
+	"mcpserver/httpserve": with(leaves, "configs", "internal/jsonrpcstrict", "internal/oauth", "internal/tracing",
+		"mcpserver/internal/wire"),
 
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
