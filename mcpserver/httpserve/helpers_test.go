@@ -3,6 +3,9 @@ package httpserve_test
 import (
 	"context"
 	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/internal/oauth"
@@ -10,8 +13,12 @@ import (
 	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
-// testToken is the bearer token of the transports under test.
-const testToken = "test-token-0123456789abcdef"
+// The bearer tokens of the transports under test: the default identity's
+// and the "ci" identity's.
+const (
+	testToken = "test-token-0123456789abcdef"
+	ciToken   = "ci-token-fedcba9876543210"
+)
 
 // initBody is an initialize request of the 2025-11-25 era.
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
@@ -36,4 +43,19 @@ func bareServer() httpserve.Server {
 		},
 		Refused: func(string, string, *toolerr.Error) {},
 	}
+}
+
+// serve runs the transport over bareServer on a test listener until the
+// test ends.
+func serve(t *testing.T, opts httpserve.Options) *httptest.Server {
+	t.Helper()
+	h, stop := httpserve.Handler(bareServer(), opts)
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stop(ctx)
+		srv.Close()
+	})
+	return srv
 }
