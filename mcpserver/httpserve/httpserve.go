@@ -77,8 +77,12 @@ type Server struct {
 	// Authenticated returns the context of a request authenticated as
 	// identity; p is its access token's principal, nil for a static token.
 	Authenticated func(ctx context.Context, identity string, p *oauth.Principal) context.Context
-	// Owner is the identity a request's context carries (Authenticated's):
-	// what its sessions are bound to and its event streams counted under.
+	// Owner is the identity a request's context carries (Authenticated's),
+	// what its sessions are bound to and its event streams counted under:
+	// a bearer token's identity name, unique among the configured tokens,
+	// or an OAuth principal's subject and issuer together
+	// (oauth.Principal.Name), as a subject is unique only within its
+	// issuer.
 	Owner func(ctx context.Context) string
 	// Refused audits a request refused under e's rule: a session, named
 	// by SessionDigest, used with another identity's credentials.
