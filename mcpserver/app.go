@@ -8,6 +8,7 @@ import (
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 	buildversion "github.com/toolwarden/toolwarden/internal/version"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 )
 
 // This file and the other app*.go files are the process's composition
@@ -64,7 +65,7 @@ func Serve(ctx context.Context, l *configs.Loaded, opts ServeOptions) error {
 	}
 	defer stopApprovals()
 	if cfg.HTTP.Addr == "" {
-		in, restore := PollableInput(os.Stdin)
+		in, restore := stdio.PollableInput(os.Stdin)
 		defer restore()
 		return b.ServeStdio(ctx, in, os.Stdout, os.Stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -107,13 +108,13 @@ type OAuthSummary struct {
 // summarizeOAuth says which access tokens http.oauth accepts; nil when
 // it is not set.
 func summarizeOAuth(h configs.HTTP) (*OAuthSummary, error) {
-	v, err := OAuthVerifier(h)
+	v, err := httpserve.OAuthVerifier(h)
 	if err != nil || v == nil {
 		return nil, err
 	}
-	meta := "<the request's scheme and Host>" + oauth.MetadataPath + PathStreamable
+	meta := "<the request's scheme and Host>" + oauth.MetadataPath + httpserve.PathStreamable
 	if h.PublicURL != "" {
-		meta = strings.TrimSuffix(h.PublicURL, "/") + oauth.MetadataPath + PathStreamable
+		meta = strings.TrimSuffix(h.PublicURL, "/") + oauth.MetadataPath + httpserve.PathStreamable
 	}
 	out := &OAuthSummary{Issuer: v.Issuer(), Audience: v.Audience(), Scopes: v.Scopes(), Metadata: meta}
 	if in := h.OAuth.Introspection; in.Enabled {

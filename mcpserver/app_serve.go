@@ -10,24 +10,25 @@ import (
 	"slices"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
 // serveHTTP serves b over streamable HTTP and SSE on http.addr, with the
 // bearer token, OAuth verifier and identities of the config; a token it
 // generated is printed to stderr once.
 func serveHTTP(ctx context.Context, b *Built, cfg configs.Config, log *slog.Logger, wrap func(http.Handler) http.Handler) error {
-	token, generated, err := ResolveToken(cfg.HTTP.TokenFile)
+	token, generated, err := httpserve.ResolveToken(cfg.HTTP.TokenFile)
 	if err != nil {
 		return err
 	}
-	verifier, err := OAuthVerifier(cfg.HTTP)
+	verifier, err := httpserve.OAuthVerifier(cfg.HTTP)
 	if err != nil {
 		return err
 	}
 	if generated && verifier != nil {
 		token, generated = "", false // access tokens only: no static token was asked for
 	}
-	ids, err := ResolveIdentities(cfg.HTTP.Identities)
+	ids, err := httpserve.ResolveIdentities(cfg.HTTP.Identities)
 	if err != nil {
 		return err
 	}
@@ -36,14 +37,14 @@ func serveHTTP(ctx context.Context, b *Built, cfg configs.Config, log *slog.Logg
 		return err
 	}
 	if generated {
-		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", TokenEnv, token)
+		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", httpserve.TokenEnv, token)
 	}
 	if verifier != nil {
 		log.Info("accepting OAuth access tokens", "issuer", verifier.Issuer(), "audience", verifier.Audience(),
 			"required_scopes", verifier.Scopes(), "static_token", token != "")
 	}
-	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+PathStreamable,
-		"sse", "http://"+ln.Addr().String()+PathSSE, "replica", cfg.Cluster.Replica(), "shared_state", cfg.Cluster.Shared())
+	log.Info("serving HTTP", "streamable", "http://"+ln.Addr().String()+httpserve.PathStreamable,
+		"sse", "http://"+ln.Addr().String()+httpserve.PathSSE, "replica", cfg.Cluster.Replica(), "shared_state", cfg.Cluster.Shared())
 	return b.ServeHTTP(ctx, ln, HTTPOptions{
 		Token: token, AllowedHosts: cfg.HTTP.AllowedHosts, AllowedOrigins: cfg.HTTP.AllowedOrigins,
 		MaxBodyBytes: cfg.HTTP.MaxBodyBytes, MaxSessions: cfg.HTTP.MaxSessions, IdleTimeout: cfg.HTTP.SessionIdleTimeout,

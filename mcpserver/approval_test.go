@@ -2,7 +2,6 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
@@ -136,12 +135,9 @@ func writeArgs(content string) map[string]any {
 
 // auditTrail lists "tool:outcome:rule" for every audit line.
 func auditTrail(t *testing.T, path string) []string {
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
+	t.Helper()
 	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range audittest.Entries(t, path) {
 		out = append(out, e.Tool+":"+string(e.Outcome)+":"+e.Rule)
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -18,7 +19,7 @@ func verifiedEntries(t *testing.T, path string) []audit.Entry {
 	t.Helper()
 	_, err := audit.VerifyFiles([]string{path})
 	require.NoError(t, err, "the audit chain verifies")
-	return auditEntries(t, path)
+	return audittest.Entries(t, path)
 }
 
 // approvalLines are the audit lines of tool as outcome:approval.

@@ -5,15 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -143,12 +140,8 @@ func TestInProcessArtifactResources(t *testing.T) {
 	require.Error(t, err, "a URI outside the template is not a resource")
 
 	// Every read, refused or not, is one audited retrieve_artifact call.
-	data, err := os.ReadFile(f.auditPath)
-	require.NoError(t, err)
 	reads := 0
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range audittest.Entries(t, f.auditPath) {
 		if e.Tool == "retrieve_artifact" && e.Outcome != guard.Allow {
 			reads++
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -133,16 +134,16 @@ func runHandler(ctx context.Context, next server.ToolHandlerFunc, req mcp.CallTo
 // worker's: no hand-over to a handler goroutine and back, each of which
 // wakes another thread. Should the deadline pass or the client cancel
 // first, a stand-in settles the call as runWithDeadline would and answers
-// it in the worker's place (stdioTurn.standIn); the worker, once its
+// it in the worker's place (stdio.Turn.StandIn); the worker, once its
 // handler returns, hands what it returned to the stand-in's wait.
-func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticket, key string, next server.ToolHandlerFunc, req mcp.CallToolRequest, why stopping) *mcp.CallToolResult {
+func (s *Server) runInPlace(ctx context.Context, turn *stdio.Turn, t *guard.Ticket, key string, next server.ToolHandlerFunc, req mcp.CallToolRequest, why stopping) *mcp.CallToolResult {
 	p := inPlaces.Get().(*inPlace)
 	p.s, p.ctx, p.turn, p.t, p.key, p.why = s, ctx, turn, t, key, why
 	stop := context.AfterFunc(ctx, p.standIn)
 	r := runHandler(ctx, next, req)
 	if stop() {
 		p.release()
-		turn.done()
+		turn.Release()
 		return endReturned(ctx, t, r, why)
 	}
 	p.late <- r
@@ -153,7 +154,7 @@ func (s *Server) runInPlace(ctx context.Context, turn *stdioTurn, t *guard.Ticke
 type inPlace struct {
 	s       *Server
 	ctx     context.Context
-	turn    *stdioTurn
+	turn    *stdio.Turn
 	t       *guard.Ticket
 	key     string
 	why     stopping
@@ -179,7 +180,7 @@ func (p *inPlace) release() {
 // answers it.
 func (p *inPlace) settle() {
 	res := p.s.late.settle(p.t, p.key, p.late, p.why.err(p.ctx))
-	p.turn.standIn(res)
+	p.turn.StandIn(res)
 	p.settled <- res
 }
 

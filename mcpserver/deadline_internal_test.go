@@ -65,27 +65,3 @@ func TestHandlerGoroutines(t *testing.T) {
 	r = <-stuckJob.done
 	require.Equal(t, "late", r.res.Content[0].(mcp.TextContent).Text, "the stuck handler still delivers its result")
 }
-
-// TestTurnIsTakenOnce: a stdio call's turn runs one handler in place at a
-// time: a call made from inside that handler, with its context, takes a
-// handler goroutine (its stand-in would answer the wrong request); the
-// turn is free again once the handler returned in time, and never after a
-// stand-in answered the call.
-func TestTurnIsTakenOnce(t *testing.T) {
-	turn := &stdioTurn{Context: context.Background()}
-	got, ok := turnOf(turn)
-	require.True(t, ok)
-	require.Same(t, turn, got)
-	_, ok = turnOf(context.WithValue(turn, turnKey{}, nil))
-	require.False(t, ok, "a nil turn is none")
-	type inner struct{}
-	_, ok = turnOf(context.WithValue(turn, inner{}, 1))
-	require.False(t, ok, "a call from inside the handler runs on a handler goroutine")
-	turn.done()
-	_, ok = turnOf(turn)
-	require.True(t, ok, "free again once the handler returned in time")
-	turn.took.Store(true)
-	turn.done()
-	_, ok = turnOf(turn)
-	require.False(t, ok, "never after a stand-in answered the call")
-}

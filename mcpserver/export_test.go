@@ -1,29 +1,21 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 )
 
-// SetIdleConnTimeout sets how long ServeHTTP keeps an idle keep-alive
-// connection, for a test; the returned func restores it.
-func SetIdleConnTimeout(d time.Duration) func() {
-	old := idleConnTimeout
-	idleConnTimeout = d
-	return func() { idleConnTimeout = old }
-}
-
-// EncodeAnswer is how stdio writes an answer (stdioCalls: into a recycled
+// EncodeAnswer is how stdio writes an answer (into a recycled
 // buffer), for benchmarks; the bytes are good until the next call.
 func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
-	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer putAnswerBuffer(buf)
-	err := writeAnswer(buf, msg)
+	buf := wire.Buffer()
+	defer wire.PutBuffer(buf)
+	err := wire.WriteAnswer(buf, msg)
 	return buf.Bytes(), err
 }
 
@@ -31,7 +23,7 @@ func EncodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
 // handler runs in place), for benchmarks: it may serve any number of calls
 // that end in time.
 func StdioContext(ctx context.Context) context.Context {
-	return &stdioTurn{Context: context.WithValue(ctx, outputAsJSON{}, true)}
+	return &stdio.Turn{Context: wire.AsJSON(ctx)}
 }
 
 // GuardedHandler is a tool's handler inside the server's middleware (the
@@ -45,7 +37,3 @@ func (s *Server) GuardedHandler(tool string) server.ToolHandlerFunc {
 // tools, without toolwarden's HTTP layers: answers as mcp-go encodes
 // them, for tests to compare with.
 func (s *Server) BareStreamable() http.Handler { return server.NewStreamableHTTPServer(s.mcp) }
-
-// SplicedAnswers is how many tools/call answers over streamable HTTP
-// carried a held result in its stand-in's place.
-func SplicedAnswers() int64 { return splicedAnswers.Load() }

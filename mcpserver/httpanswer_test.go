@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
 // TestHTTPAnswerSameAsMcpGos: a tools/call answer over streamable HTTP,
@@ -62,7 +63,7 @@ func TestHTTPAnswerSameAsMcpGos(t *testing.T) {
 	modernMeta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion20260728 +
 		`","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 
-	before := mcpserver.SplicedAnswers()
+	before := httpserve.SplicedAnswers()
 	// The 2025-11-25 era, in a session on each server.
 	sessions := map[string]string{}
 	legacy := func(name string) map[string]string {
@@ -99,7 +100,7 @@ func TestHTTPAnswerSameAsMcpGos(t *testing.T) {
 	}
 	// Every call but the unknown tool's (answered by mcp-go before any
 	// handler runs) went through the held result, in both eras.
-	require.Equal(t, int64(2*(len(calls)-1)), mcpserver.SplicedAnswers()-before)
+	require.Equal(t, int64(2*(len(calls)-1)), httpserve.SplicedAnswers()-before)
 }
 
 // postAnswer posts body and returns the answer's body, and its status

@@ -2,10 +2,8 @@ package mcpserver_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 )
 
@@ -54,28 +53,10 @@ func openSession(t *testing.T, url, token string) string {
 func sessionRefusals(t *testing.T, path string) []audit.Entry {
 	t.Helper()
 	var out []audit.Entry
-	for _, line := range auditLines(t, path) {
+	for _, line := range audittest.Entries(t, path) {
 		if line.Rule == "http.session_identity" {
 			out = append(out, line)
 		}
-	}
-	return out
-}
-
-func auditRaw(t *testing.T, path string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return strings.Split(strings.TrimSpace(string(data)), "\n")
-}
-
-func auditLines(t *testing.T, path string) []audit.Entry {
-	t.Helper()
-	var out []audit.Entry
-	for _, s := range auditRaw(t, path) {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(s), &e))
-		out = append(out, e)
 	}
 	return out
 }
@@ -119,7 +100,7 @@ func TestStreamableSessionBoundToIdentity(t *testing.T) {
 		require.Equal(t, "denied.session", e.Code)
 		require.True(t, strings.HasPrefix(e.Session, "tw-") && e.Session != a, "a digest, not the ID: %q", e.Session)
 	}
-	require.NotContains(t, strings.Join(auditRaw(t, f.auditPath), "\n"), a)
+	require.NotContains(t, strings.Join(audittest.Lines(t, f.auditPath), "\n"), a)
 }
 
 // TestGetStreamOnlyForItsIdentity: A's GET event stream is A's. B asking
@@ -176,7 +157,7 @@ func TestSSESessionBoundToIdentity(t *testing.T) {
 	require.Len(t, refused, 1)
 	require.Equal(t, "ci", refused[0].Identity)
 	require.True(t, strings.HasPrefix(refused[0].Session, "sse-"))
-	for _, e := range auditLines(t, f.auditPath) {
+	for _, e := range audittest.Entries(t, f.auditPath) {
 		if e.Identity == "ci" {
 			require.Equal(t, "http.session_identity", e.Rule, "B ran nothing in A's session: %+v", e)
 		}

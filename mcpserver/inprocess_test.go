@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
@@ -105,9 +106,7 @@ func TestInProcessAuditChain(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(data), "hunter2-SECRET", "raw args must never be audited")
 	var outcomes []string
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range audittest.Entries(t, f.auditPath) {
 		outcomes = append(outcomes, e.Tool+":"+string(e.Outcome))
 	}
 	require.Equal(t, []string{"read_file:allowed", "read_file:completed", "read_file:denied", "write_file:denied"}, outcomes)

@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 
@@ -12,6 +10,9 @@ import (
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/structured"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -63,16 +64,16 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 // toolMiddleware is what mcp-go runs around every tool handler: the guard
 // (in the call's span when tracing is on), then the result made ready for
 // mcp-go's encoding (see structured.ForWire). The stdio transport writes
-// a structured.Output's JSON itself (see writeToolResult), and so does
-// streamable HTTP, in the place of a stand-in (see answerSlot).
+// a structured.Output's JSON itself (see wire.WriteToolResult), and so does
+// streamable HTTP, in the place of a stand-in (see httpserve.StandIn).
 func (s *Server) toolMiddleware(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := s.observedCall(ctx, req, next)
-		if res == nil || ctx.Value(outputAsJSON{}) != nil {
+		if res == nil || wire.OutputAsJSON(ctx) {
 			return res, err
 		}
-		if slot, ok := ctx.Value(answerSlotKey{}).(*answerSlot); ok && err == nil {
-			if standIn := slot.hold(res); standIn != nil {
+		if err == nil {
+			if standIn := httpserve.StandIn(ctx, res); standIn != nil {
 				return standIn, nil
 			}
 		}
@@ -106,7 +107,7 @@ func (s *Server) runWithDeadline(ctx context.Context, t *guard.Ticket, call guar
 	why := stopping{rule, timeout}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if turn, ok := turnOf(ctx); ok {
+	if turn, ok := stdio.TurnOf(ctx); ok {
 		return s.runInPlace(ctx, turn, t, call.LimitKey(), next, req, why)
 	}
 	job := startHandler(ctx, next, req)
@@ -160,16 +161,5 @@ func sessionID(ctx context.Context) string {
 	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {
 		return id
 	}
-	return sessionDigest(id)
-}
-
-// sessionDigest is how the audit log names an HTTP session: a digest,
-// under the prefix of its transport, as the ID itself is a credential.
-func sessionDigest(id string) string {
-	prefix := sessionPrefix
-	if !strings.HasPrefix(id, sessionPrefix) {
-		prefix = ssePrefix
-	}
-	sum := sha256.Sum256([]byte(id))
-	return prefix + hex.EncodeToString(sum[:8])
+	return httpserve.SessionDigest(id)
 }

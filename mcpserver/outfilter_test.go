@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/fakesecret"
@@ -82,20 +83,6 @@ func structuredStrings(t *testing.T, res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// auditEntries reads the fixture's audit log.
-func auditEntries(t *testing.T, path string) []audit.Entry {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var out []audit.Entry
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
-		out = append(out, e)
-	}
-	return out
-}
-
 func TestReadFileRedactsSecrets(t *testing.T) {
 	f := newFixture(t)
 	secrets := fakesecret.All(7)
@@ -118,7 +105,7 @@ func TestReadFileRedactsSecrets(t *testing.T) {
 	multi := callTool(t, c, "read_multiple_files", map[string]any{"paths": []string{"settings.env", "hello.txt"}})
 	requireRedacted(t, structuredStrings(t, multi), secrets)
 
-	entries := auditEntries(t, f.auditPath)
+	entries := audittest.Entries(t, f.auditPath)
 	var counts []int
 	for _, e := range entries {
 		if e.Outcome == guard.OutcomeCompleted {
@@ -159,7 +146,7 @@ func TestRunScriptOutputRedacted(t *testing.T) {
 	structured(t, res, &out)
 	requireRedacted(t, out.Stdout, secrets)
 	requireRedacted(t, out.Stderr, secrets)
-	entries := auditEntries(t, f.auditPath)
+	entries := audittest.Entries(t, f.auditPath)
 	assert.Equal(t, 2*len(secrets), entries[len(entries)-1].Redactions)
 }
 
@@ -224,7 +211,7 @@ func TestArtifactBase64Redacted(t *testing.T) {
 	assert.Equal(t, true, label["untrusted"])
 	assert.NotEmpty(t, label["redactions"])
 
-	entries := auditEntries(t, f.auditPath)
+	entries := audittest.Entries(t, f.auditPath)
 	assert.Equal(t, len(secrets), entries[len(entries)-1].Redactions)
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,10 +17,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -83,7 +84,7 @@ func TestHTTPLimitsFollowTheToken(t *testing.T) {
 	require.NoError(t, err)
 	log := string(data)
 	require.Contains(t, log, `"identity":"ci"`)
-	require.Contains(t, log, `"identity":"`+mcpserver.TokenIdentity(testToken)+`"`)
+	require.Contains(t, log, `"identity":"`+httpserve.TokenIdentity(testToken)+`"`)
 	require.NotContains(t, log, testToken, "the identity never reveals the token")
 }
 
@@ -124,12 +125,8 @@ func TestRequiresTrustNeverRunsForAModel(t *testing.T) {
 	require.Equal(t, viaMCP.StructuredContent, viaCall.StructuredContent)
 	require.Equal(t, viaMCP.Content, viaCall.Content)
 
-	data, err := os.ReadFile(f.auditPath)
-	require.NoError(t, err)
 	var trusted int
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var e audit.Entry
-		require.NoError(t, json.Unmarshal([]byte(line), &e))
+	for _, e := range audittest.Entries(t, f.auditPath) {
 		if e.Trusted {
 			require.Equal(t, "file_info", e.Tool)
 			trusted++

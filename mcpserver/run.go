@@ -2,40 +2,10 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
-	"log"
-	"os"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
-
-// ServeStdio serves MCP on in/out until in closes or ctx is done. Logs go
-// to errOut; out carries only protocol messages. Every line is checked
-// strictly and requests before initialize are refused (stdiostrict.go)
-// before mcp-go reads them; tools/call requests are served by stdioCalls.
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
-	gate := newStdioGate(out)
-	errLog := log.New(errOut, "toolwarden stdio: ", log.LstdFlags)
-	stdio := server.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(errLog)
-	calls := newStdioCalls(s.mcp, gate, errLog)
-	stdio.SetContextFunc(calls.sessionContext)
-	filter := newStdioFilter(newLineLimitReader(in, MaxStdioLineBytes), gate)
-	filter.calls = calls
-	err := stdio.Listen(ctx, filter, gate)
-	calls.close()
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
 
 // ListTools returns exactly what a client's tools/list would, through an
 // in-process client.
@@ -71,35 +41,4 @@ func (s *Server) localClient(ctx context.Context, name string) (*client.Client, 
 		return nil, err
 	}
 	return c, nil
-}
-
-// TokenEnv is the environment variable holding the HTTP bearer token.
-const TokenEnv = "TOOLWARDEN_HTTP_TOKEN"
-
-// ResolveToken returns the bearer token: from TOOLWARDEN_HTTP_TOKEN, else
-// from tokenFile, else a new random one (generated reports true).
-func ResolveToken(tokenFile string) (token string, generated bool, err error) {
-	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
-		return t, false, checkToken(t, TokenEnv)
-	}
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return "", false, fmt.Errorf("http.token_file: %w", err)
-		}
-		t := strings.TrimSpace(string(b))
-		return t, false, checkToken(t, tokenFile)
-	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", false, err
-	}
-	return hex.EncodeToString(b[:]), true, nil
-}
-
-func checkToken(t, src string) error {
-	if len(t) < 16 {
-		return fmt.Errorf("%s: the bearer token must be at least 16 characters", src)
-	}
-	return nil
 }

@@ -1,11 +1,9 @@
 package mcpserver_test
 
 import (
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +16,7 @@ import (
 )
 
 // TestStdioCallsSideBySideAndCancelled: tools/call requests over stdio
-// (served by stdioCalls, not mcp-go's stdio server) run side by side, a
+// (served by package stdio's workers, not mcp-go's stdio server) run side by side, a
 // fast call answered while a slow one waits, and a notifications/cancelled
 // from the client ends the slow call's handler, which then changed
 // nothing; the end of input ends the server.
@@ -60,26 +58,4 @@ func TestStdioCallsSideBySideAndCancelled(t *testing.T) {
 	<-c.ended
 	require.NoError(t, c.err)
 	require.NoFileExists(t, filepath.Join(f.ws, "new.txt"))
-}
-
-// TestStdioCallsFlood: a client that pipes in far more tools/call requests
-// than the workers and their queue hold (5 and 100) gets each answered
-// once: the overflow is served on the reading goroutine, which holds the
-// next line back, as mcp-go's stdio server did.
-func TestStdioCallsFlood(t *testing.T) {
-	f := newFixture(t)
-	var in strings.Builder
-	in.WriteString(stdioHandshake)
-	const calls = 400
-	for i := 1; i <= calls; i++ {
-		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"hello.txt"}}}`+"\n", i)
-	}
-	answers := pipeStdio(t, f.server(t), in.String())
-	require.Len(t, answers, calls+1, "one answer per request")
-	for id, lines := range answers {
-		require.Len(t, lines, 1, "request %s answered once", id)
-		if id != "0" {
-			require.Contains(t, lines[0], "hello from toolwarden", "every call answered with the file")
-		}
-	}
 }

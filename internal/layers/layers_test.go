@@ -29,11 +29,24 @@ var mayImport = map[string][]string{
 	"cmd/toolwarden": {"mcpserver", "configs", "tools/declared", "audit/ship", "approvals/socket", "bridge", "internal/version"},
 	// The binary's black-box tests: only doc.go is not a test file.
 	"e2e": nil,
-	// The composition root: opens the audit log, its shippers and anchors,
-	// the observers and the approval channels around the server it builds.
+	// The server and the one composition root: the guard around the
+	// tools, backends, catalog and approvals; Serve opens the audit log,
+	// its shippers and anchors, the observers and the approval channels
+	// around it. Its transports are packages below it; the strict
+	// JSON-RPC check is theirs.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
-		"internal/jsonrpcstrict", "internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate",
-		"audit", "audit/ship", "internal/metrics", "internal/version"),
+		"internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate",
+		"audit", "audit/ship", "internal/metrics", "internal/version",
+		"mcpserver/internal/wire", "mcpserver/stdio", "mcpserver/httpserve"),
+	// Writes tool results' JSON-RPC answers in one pass (both transports).
+	"mcpserver/internal/wire": {"internal/structured"},
+	// The stdio transport: hands requests to mcp-go's server, never to
+	// mcpserver, which builds that server and imports the transport.
+	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire"},
+	// The HTTP transports (streamable, legacy SSE), likewise: the server
+	// is handed to it as mcp-go's server and a few hooks.
+	"mcpserver/httpserve": with(leaves, "configs", "internal/jsonrpcstrict", "internal/oauth", "internal/tracing",
+		"mcpserver/internal/wire"),
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.

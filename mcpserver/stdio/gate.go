@@ -1,4 +1,4 @@
-package mcpserver
+package stdio
 
 import (
 	"encoding/json"
@@ -8,11 +8,11 @@ import (
 	"sync/atomic"
 )
 
-// stdioGate is the handshake state of one stdio connection. It opens when
+// gate is the handshake state of one stdio connection. It opens when
 // the answer to an initialize request goes out carrying a result: it is
 // also the connection's writer, so it sees that answer without a hook of
 // the server (shared by every transport).
-type stdioGate struct {
+type gate struct {
 	open atomic.Bool
 	mu   sync.Mutex // one Write at a time, so messages never interleave
 	w    io.Writer
@@ -24,13 +24,13 @@ type stdioGate struct {
 	pending unanswered
 }
 
-func newStdioGate(w io.Writer) *stdioGate { return &stdioGate{w: w} }
+func newGate(w io.Writer) *gate { return &gate{w: w} }
 
-func (g *stdioGate) opened() bool { return g.open.Load() }
+func (g *gate) opened() bool { return g.open.Load() }
 
 // expect notes the initialize request with the given id and returns a
 // channel closed when its answer has been written.
-func (g *stdioGate) expect(id []byte) <-chan struct{} {
+func (g *gate) expect(id []byte) <-chan struct{} {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.initID = nil
@@ -41,7 +41,7 @@ func (g *stdioGate) expect(id []byte) <-chan struct{} {
 
 // Write writes one whole message (mcp-go and the filter write each in one
 // call) and, before the handshake, watches for the answer to initialize.
-func (g *stdioGate) Write(p []byte) (int, error) {
+func (g *gate) Write(p []byte) (int, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n, err := g.w.Write(p)
@@ -54,7 +54,7 @@ func (g *stdioGate) Write(p []byte) (int, error) {
 
 // observe closes the wait if msg answers the initialize in flight, and
 // opens the gate if that answer is a result.
-func (g *stdioGate) observe(msg []byte) {
+func (g *gate) observe(msg []byte) {
 	var r struct {
 		ID     any             `json:"id"`
 		Result json.RawMessage `json:"result"`

@@ -1,6 +1,7 @@
-package mcpserver
+package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -10,7 +11,14 @@ import (
 	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
-// TestEncodeAnswerSameAsMarshal: the answers stdioCalls writes are the
+// encodeAnswer is json.Marshal(msg), written by WriteAnswer.
+func encodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
+	var buf bytes.Buffer
+	err := WriteAnswer(&buf, msg)
+	return buf.Bytes(), err
+}
+
+// TestEncodeAnswerSameAsMarshal: the answers the stdio transport writes are the
 // bytes json.Marshal makes of them (what mcp-go's stdio server wrote),
 // for tool results with every field set, characters encoding/json escapes
 // (<, >, &, U+2028), raw structured content with white space, ids of each
@@ -74,7 +82,7 @@ func TestEncodeAnswerEnvelope(t *testing.T) {
 	require.Equal(t, []string{"JSONRPC jsonrpc", "ID id", "Result result"}, names)
 }
 
-// TestToolResultFields: writeToolResult writes CallToolResult's members
+// TestToolResultFields: WriteToolResult writes CallToolResult's members
 // itself (those its MarshalJSON writes), so a field mcp-go adds must be
 // added there too.
 func TestToolResultFields(t *testing.T) {

@@ -1,4 +1,4 @@
-package mcpserver_test
+package stdio_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +22,7 @@ func TestPollableInput(t *testing.T) {
 	t.Cleanup(func() { r.Close(); w.Close() })
 	require.ErrorIs(t, r.SetReadDeadline(time.Now()), os.ErrNoDeadline, "a blocking pipe is not polled")
 
-	in, restore := mcpserver.PollableInput(r)
+	in, restore := stdio.PollableInput(r)
 	require.NotSame(t, r, in)
 	require.NoError(t, in.SetReadDeadline(time.Now().Add(time.Millisecond)))
 	_, err := in.Read(make([]byte, 1))
@@ -48,7 +48,7 @@ func TestPollableInput(t *testing.T) {
 	file, err := os.Create(filepath.Join(t.TempDir(), "requests.jsonl"))
 	require.NoError(t, err)
 	t.Cleanup(func() { file.Close() })
-	same, restore := mcpserver.PollableInput(file)
+	same, restore := stdio.PollableInput(file)
 	restore()
 	require.Same(t, file, same, "a file is read as it is")
 }

@@ -1,7 +1,6 @@
-package mcpserver
+package stdio
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,63 +10,64 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// stdioCalls serves a stdio connection's tools/call requests in place of
+// toolCalls serves a stdio connection's tools/call requests in place of
 // mcp-go's stdio server, which would re-read each request three times
 // more (as a message, for its method, as a possible answer to the
-// server) and encode each answer twice. The stdio filter hands the
+// server) and encode each answer twice. The lineFilter hands the
 // request over once checked; mcp-go's MCPServer still answers it
 // (HandleMessage: the same handlers, middleware and guard, the same
 // cancellation), on the session's context; only the reading and the
-// encoding of the answer are done here (toolCallAnswer). Like mcp-go's,
+// encoding of the answer are done here (wire.WriteAnswer). Like mcp-go's,
 // a few workers take the calls from a bounded queue and a call that
 // finds the queue full is served on the reading goroutine.
 //
-// A worker runs the call's handler itself (runInPlace); should the
-// handler outlive the call's deadline, a stand-in answers the call and
-// starts a worker in its place (stdioTurn), and the stuck one ends when
-// its handler returns.
-type stdioCalls struct {
+// A worker may run the call's handler itself (the server's runInPlace,
+// given the call's Turn); should the handler outlive the call's deadline,
+// a stand-in answers the call and starts a worker in its place
+// (Turn.StandIn), and the stuck one ends when its handler returns.
+type toolCalls struct {
 	srv    *server.MCPServer
-	out    io.Writer // the stdioGate: one Write per message
+	out    io.Writer // the gate: one Write per message
 	errLog *log.Logger
 
 	ctx    context.Context // the stdio session's, set by sessionContext
 	cancel context.CancelFunc
-	queue  chan stdioCall
+	queue  chan queuedCall
 	// wg counts the workers' places: a worker that hands its place to a
 	// stand-in's new worker leaves it counted.
 	wg sync.WaitGroup
 }
 
-// stdioCall is a tools/call request and its id as sent.
-type stdioCall struct {
+// queuedCall is a tools/call request and its id as sent.
+type queuedCall struct {
 	req json.RawMessage
 	id  jsontext.Value
 }
 
 // The worker pool and queue sizes of mcp-go's stdio server (its defaults,
-// which ServeStdio used).
+// which Serve used).
 const (
-	stdioCallWorkers = 5
-	stdioCallQueue   = 100
+	callWorkers = 5
+	callQueue   = 100
 )
 
-func newStdioCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *stdioCalls {
-	return &stdioCalls{srv: srv, out: out, errLog: errLog, queue: make(chan stdioCall, stdioCallQueue)}
+func newToolCalls(srv *server.MCPServer, out io.Writer, errLog *log.Logger) *toolCalls {
+	return &toolCalls{srv: srv, out: out, errLog: errLog, queue: make(chan queuedCall, callQueue)}
 }
 
 // sessionContext is mcp-go's stdio context hook: it is handed the
 // session's context (the stdio client session attached) before the first
 // line is read, keeps it for the calls, and starts the workers.
-func (c *stdioCalls) sessionContext(ctx context.Context) context.Context {
-	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, outputAsJSON{}, true))
-	c.wg.Add(stdioCallWorkers)
-	for range stdioCallWorkers {
+func (c *toolCalls) sessionContext(ctx context.Context) context.Context {
+	c.ctx, c.cancel = context.WithCancel(wire.AsJSON(ctx))
+	c.wg.Add(callWorkers)
+	for range callWorkers {
 		go c.work()
 	}
 	return ctx
@@ -77,9 +77,9 @@ func (c *stdioCalls) sessionContext(ctx context.Context) context.Context {
 // full (which holds the next line back, as mcp-go does). A call served
 // here runs its handler on a handler goroutine (runWithDeadline), so that
 // a handler that outlives its deadline cannot hold the reading back.
-func (c *stdioCalls) serve(req json.RawMessage, id jsontext.Value) {
+func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value) {
 	select {
-	case c.queue <- stdioCall{req, id}:
+	case c.queue <- queuedCall{req, id}:
 	default:
 		c.errLog.Printf("Tool call queue full, processing synchronously")
 		c.answer(c.ctx, req)
@@ -88,9 +88,9 @@ func (c *stdioCalls) serve(req json.RawMessage, id jsontext.Value) {
 
 // work serves queued calls until the queue closes, or until a stand-in
 // has taken this worker's place.
-func (c *stdioCalls) work() {
+func (c *toolCalls) work() {
 	for call := range c.queue {
-		turn := &stdioTurn{Context: c.ctx, calls: c, id: call.id}
+		turn := &Turn{Context: c.ctx, calls: c, id: call.id}
 		c.answer(turn, call.req)
 		if turn.took.Load() {
 			return // the place is the stand-in's worker's now
@@ -101,7 +101,7 @@ func (c *stdioCalls) work() {
 
 // close ends the calls once input has ended: their context is cancelled,
 // as mcp-go's are, and the workers are waited for.
-func (c *stdioCalls) close() {
+func (c *toolCalls) close() {
 	if c.cancel == nil {
 		return // never started: Listen failed before reading
 	}
@@ -112,9 +112,9 @@ func (c *stdioCalls) close() {
 
 // answer has mcp-go answer req and writes the answer, unless a stand-in
 // answered it already.
-func (c *stdioCalls) answer(ctx context.Context, req json.RawMessage) {
+func (c *toolCalls) answer(ctx context.Context, req json.RawMessage) {
 	msg := c.handle(ctx, req)
-	if turn, ok := ctx.(*stdioTurn); ok && turn.took.Load() {
+	if turn, ok := ctx.(*Turn); ok && turn.took.Load() {
 		return
 	}
 	if msg != nil {
@@ -123,10 +123,10 @@ func (c *stdioCalls) answer(ctx context.Context, req json.RawMessage) {
 }
 
 // write writes msg, one answer.
-func (c *stdioCalls) write(msg mcp.JSONRPCMessage) {
-	buf := answerBuffers.Get().(*bytes.Buffer)
-	defer putAnswerBuffer(buf)
-	if err := writeAnswer(buf, msg); err != nil {
+func (c *toolCalls) write(msg mcp.JSONRPCMessage) {
+	buf := wire.Buffer()
+	defer wire.PutBuffer(buf)
+	if err := wire.WriteAnswer(buf, msg); err != nil {
 		c.errLog.Printf("Error writing tool response: %v", err)
 		return
 	}
@@ -138,7 +138,7 @@ func (c *stdioCalls) write(msg mcp.JSONRPCMessage) {
 
 // handle runs HandleMessage, a panic turned into the INTERNAL_ERROR answer
 // mcp-go's worker would give.
-func (c *stdioCalls) handle(ctx context.Context, req json.RawMessage) (msg mcp.JSONRPCMessage) {
+func (c *toolCalls) handle(ctx context.Context, req json.RawMessage) (msg mcp.JSONRPCMessage) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.errLog.Printf("panic recovered in stdio tool call worker: %v", r)
@@ -152,12 +152,14 @@ func (c *stdioCalls) handle(ctx context.Context, req json.RawMessage) (msg mcp.J
 	return c.srv.HandleMessage(ctx, req)
 }
 
-// stdioTurn is the context of one call a stdio worker serves: the
-// session's, and the means to answer the call in the worker's place. It
-// lets the call's handler run on the worker itself (runInPlace).
-type stdioTurn struct {
+// Turn is the context of one call a stdio worker serves: the session's,
+// and the means to answer the call in the worker's place. It lets the
+// server run the call's handler on the worker itself, the one hook the
+// transport offers the server (mcpserver's runInPlace). A Turn made with
+// only its Context answers nobody: a benchmark's.
+type Turn struct {
 	context.Context
-	calls *stdioCalls // nil: nobody to answer (a benchmark)
+	calls *toolCalls // nil: nobody to answer (a benchmark)
 	id    jsontext.Value
 	// took is set once a stand-in has answered the call; running while
 	// a handler runs in place, so that a call made from inside it (with
@@ -165,32 +167,33 @@ type stdioTurn struct {
 	took, running atomic.Bool
 }
 
-// turnKey finds a call's stdioTurn among its context's values.
+// turnKey finds a call's Turn among its context's values.
 type turnKey struct{}
 
-func (t *stdioTurn) Value(key any) any {
+func (t *Turn) Value(key any) any {
 	if key == (turnKey{}) {
 		return t
 	}
 	return t.Context.Value(key)
 }
 
-// turnOf returns the stdioTurn of a call a stdio worker serves, if its
+// TurnOf returns the Turn of a call a stdio worker serves, if its
 // handler may run in place: no stand-in has answered the call, and no
-// handler runs in place already. The caller then owns it until done.
-func turnOf(ctx context.Context) (*stdioTurn, bool) {
-	t, ok := ctx.Value(turnKey{}).(*stdioTurn)
+// handler runs in place already. The caller then owns it until it
+// calls Release or StandIn.
+func TurnOf(ctx context.Context) (*Turn, bool) {
+	t, ok := ctx.Value(turnKey{}).(*Turn)
 	return t, ok && !t.took.Load() && t.running.CompareAndSwap(false, true)
 }
 
-// done gives the turn back once a handler run in place has returned in
+// Release gives the turn back once a handler run in place has returned in
 // time (mcp-go may run the handler again, with the client's answers).
-func (t *stdioTurn) done() { t.running.Store(false) }
+func (t *Turn) Release() { t.running.Store(false) }
 
-// standIn answers the call with res, as mcp-go would have (the id as it
+// StandIn answers the call with res, as mcp-go would have (the id as it
 // reads it), and starts a worker in the place of the one still running
 // the call's handler.
-func (t *stdioTurn) standIn(res *mcp.CallToolResult) {
+func (t *Turn) StandIn(res *mcp.CallToolResult) {
 	t.took.Store(true)
 	if t.calls == nil {
 		return

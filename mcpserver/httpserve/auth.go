@@ -1,6 +1,7 @@
-package mcpserver
+package httpserve
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"net/http"
@@ -20,10 +21,12 @@ type authenticator struct {
 	wants     [][]byte
 	oauth     *oauth.Verifier
 	publicURL string
+	// as is the server's Authenticated hook.
+	as func(ctx context.Context, identity string, p *oauth.Principal) context.Context
 }
 
-func newAuthenticator(opts HTTPOptions) *authenticator {
-	a := &authenticator{ids: opts.identities(), oauth: opts.OAuth, publicURL: strings.TrimSuffix(opts.PublicURL, "/")}
+func newAuthenticator(opts Options, as func(context.Context, string, *oauth.Principal) context.Context) *authenticator {
+	a := &authenticator{ids: opts.identities(), oauth: opts.OAuth, publicURL: strings.TrimSuffix(opts.PublicURL, "/"), as: as}
 	for _, id := range a.ids {
 		a.wants = append(a.wants, []byte("Bearer "+id.Token))
 	}
@@ -33,7 +36,7 @@ func newAuthenticator(opts HTTPOptions) *authenticator {
 func (a *authenticator) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if name := a.static(r); name != "" {
-			next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), name)))
+			next.ServeHTTP(w, r.WithContext(a.as(r.Context(), name, nil)))
 			return
 		}
 		if a.oauth == nil {
@@ -48,8 +51,7 @@ func (a *authenticator) require(next http.Handler) http.Handler {
 			http.Error(w, http.StatusText(status)+": "+refusal(err), status)
 			return
 		}
-		ctx := withIdentity(r.Context(), p.Name())
-		next.ServeHTTP(w, r.WithContext(withPrincipal(ctx, p)))
+		next.ServeHTTP(w, r.WithContext(a.as(r.Context(), p.Name(), p)))
 	})
 }
 
@@ -104,7 +106,7 @@ func baseURL(public string, r *http.Request) string {
 
 // withMetadata serves the protected-resource metadata, without a token,
 // at its bare and path-suffixed locations, when OAuth is configured.
-func withMetadata(opts HTTPOptions, next http.Handler) http.Handler {
+func withMetadata(opts Options, next http.Handler) http.Handler {
 	if opts.OAuth == nil {
 		return next
 	}

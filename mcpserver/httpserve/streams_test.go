@@ -1,16 +1,15 @@
-package mcpserver_test
+package httpserve_test
 
 import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
 // openStream starts GET path with token and returns the response once its
@@ -35,13 +34,10 @@ func openStream(t *testing.T, url, token string) *http.Response {
 // a session is refused at once instead of opening a stream that never
 // closes.
 func TestEventStreamsCappedPerIdentity(t *testing.T) {
-	b := newFixture(t).server(t)
-	h, stop := b.HTTPHandler(mcpserver.HTTPOptions{
-		Token: testToken, Identities: []mcpserver.Identity{{Name: "ci", Token: ciToken}},
+	srv := serve(t, httpserve.Options{
+		Token: testToken, Identities: []httpserve.Identity{{Name: "ci", Token: ciToken}},
 		MaxBodyBytes: 64 << 10, MaxSessions: 10, IdleTimeout: time.Minute, MaxStreams: 2,
 	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { stop(ctxT(t)); srv.Close() })
 
 	first := openStream(t, srv.URL+"/sse", testToken)
 	require.Equal(t, http.StatusOK, first.StatusCode)

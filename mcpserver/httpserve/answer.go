@@ -1,4 +1,4 @@
-package mcpserver
+package httpserve
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 )
 
 // A tools/call POST's answer is written by mcp-go's handlePost, which
@@ -17,12 +18,13 @@ import (
 // fields, json.Marshal'ed: the file's text escaped, the structured
 // content escaped again) and then re-reads those ~9 KB per 4 KiB file
 // read to compact them, a json.Marshaler's output: a sixth of the
-// server's CPU under load. Over stdio writeAnswer writes the result in
-// one pass. Over streamable HTTP, toolMiddleware hands mcp-go a
-// stand-in result instead, holding the real one in the request's
-// answerSlot, and the answerWriter puts the real result's JSON
-// (writeToolResult) in the stand-in's place as the answer is written:
-// the same bytes (TestHTTPAnswerSameAsMcpGos), in one pass.
+// server's CPU under load. Over stdio wire.WriteAnswer writes the result
+// in one pass. Over streamable HTTP, the server's tool middleware hands
+// mcp-go a stand-in result instead (StandIn), holding the real one in the
+// request's answerSlot, and the answerWriter puts the real result's JSON
+// (wire.WriteToolResult) in the stand-in's place as the answer is
+// written: the same bytes (mcpserver's TestHTTPAnswerSameAsMcpGos), in
+// one pass.
 
 // answerMarker is the _meta member that marks a stand-in result. It is
 // only ever encoded as a member name: tool output and request IDs are
@@ -42,8 +44,26 @@ type heldAnswer struct {
 type answerSlotKey struct{}
 
 // splicedAnswers counts the answers written with a held result in place
-// of its stand-in (tests check that the path is taken).
+// of its stand-in.
 var splicedAnswers atomic.Int64
+
+// SplicedAnswers is how many tools/call answers carried a held result in
+// its stand-in's place (tests check that the one-pass path is taken).
+func SplicedAnswers() int64 { return splicedAnswers.Load() }
+
+// StandIn returns what the server's tool middleware hands mcp-go in place
+// of res, a tool's result, when ctx is a tools/call POST's on the
+// streamable endpoint: a stand-in, whose answer this transport writes with
+// res's JSON instead. It returns nil when res is to go to mcp-go as it is:
+// another request's result, one that asks for more input, or a second
+// result in one request.
+func StandIn(ctx context.Context, res *mcp.CallToolResult) *mcp.CallToolResult {
+	slot, ok := ctx.Value(answerSlotKey{}).(*answerSlot)
+	if !ok {
+		return nil
+	}
+	return slot.hold(res)
+}
 
 // hold keeps res back and returns the stand-in for it, or nil when res
 // goes to mcp-go as it is: a result that asks for more input (mcp-go
@@ -102,7 +122,7 @@ func (w *answerWriter) Write(p []byte) (int, error) {
 	if !ok {
 		return w.ResponseWriter.Write(p)
 	}
-	defer putAnswerBuffer(out)
+	defer wire.PutBuffer(out)
 	w.slot.held.Store(nil)
 	splicedAnswers.Add(1)
 	if _, err := w.ResponseWriter.Write(out.Bytes()); err != nil {
@@ -188,10 +208,10 @@ func (h *heldAnswer) splice(p []byte, at, end int) (*bytes.Buffer, bool, error) 
 		return nil, false, nil
 	}
 	res := decorateLike(h.result, h.standIn)
-	buf := answerBuffers.Get().(*bytes.Buffer)
+	buf := wire.Buffer()
 	buf.Write(p[:at])
-	if err := writeToolResult(buf, res); err != nil {
-		putAnswerBuffer(buf)
+	if err := wire.WriteToolResult(buf, res); err != nil {
+		wire.PutBuffer(buf)
 		return nil, false, err
 	}
 	buf.Write(p[end:])

@@ -1,8 +1,21 @@
-package mcpserver
+// Package httpserve is toolwarden's HTTP transport: streamable HTTP at
+// /mcp and legacy SSE at /sse (its messages at /message), behind the
+// Host, Origin, bearer-token or OAuth, and body-size checks, with the
+// strict JSON-RPC pre-check, sessions bound to the identity that opened
+// them, a cap on each identity's event streams, and tools/call answers
+// written in one pass (answer.go). It also resolves the bearer tokens and
+// the OAuth verifier the options carry.
+//
+// It decides nothing about a call: mcp-go's MCPServer, built by mcpserver
+// with the guard as its tool middleware, answers every request, and the
+// server is handed who sent it through Server's hooks. It does not import
+// mcpserver; mcpserver imports it (StandIn, SessionDigest).
+package httpserve
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -13,11 +26,12 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/oauth"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/internal/tracing"
 )
 
-// HTTPOptions configures the HTTP transports.
-type HTTPOptions struct {
+// Options configures the HTTP transports.
+type Options struct {
 	Token          string
 	AllowedHosts   []string
 	AllowedOrigins []string
@@ -51,32 +65,56 @@ const (
 	PathMessage    = "/message"
 )
 
-// HTTPHandler serves streamable HTTP at /mcp and legacy SSE at /sse (with
+// Server is the MCP server behind the transport, as the transport needs
+// it: mcp-go's server to answer the requests, and the hooks through which
+// it learns who sent them.
+type Server struct {
+	// MCP answers every request.
+	MCP *server.MCPServer
+	// Log gets the transport's warnings and mcp-go's streamable server's
+	// log.
+	Log *slog.Logger
+	// Authenticated returns the context of a request authenticated as
+	// identity; p is its access token's principal, nil for a static token.
+	Authenticated func(ctx context.Context, identity string, p *oauth.Principal) context.Context
+	// Owner is the identity a request's context carries (Authenticated's),
+	// what its sessions are bound to and its event streams counted under:
+	// a bearer token's identity name, unique among the configured tokens,
+	// or an OAuth principal's subject and issuer together
+	// (oauth.Principal.Name), as a subject is unique only within its
+	// issuer.
+	Owner func(ctx context.Context) string
+	// Refused audits a request refused under e's rule: a session, named
+	// by SessionDigest, used with another identity's credentials.
+	Refused func(identity, session string, e *toolerr.Error)
+}
+
+// Handler serves streamable HTTP at /mcp and legacy SSE at /sse (with
 // its message endpoint at /message), behind Host, Origin, bearer-token and
 // body-size checks. A session serves only the identity that opened it
 // (bindStreamable, bindSSE). The returned stop function closes open
 // sessions.
-func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Context)) {
-	sessions, sseSessions := newSessionIDs(opts.MaxSessions), newSessionIDs(0)
+func Handler(s Server, opts Options) (http.Handler, func(context.Context)) {
+	sessions, sseSessions := newSessionIDs(opts.MaxSessions, s.Owner), newSessionIDs(0, s.Owner)
 	// No event store (server.WithEventStore): spliceAnswers needs each
 	// answer written to its own POST's response, not stored for replay.
-	streamable := server.NewStreamableHTTPServer(s.mcp,
+	streamable := server.NewStreamableHTTPServer(s.MCP,
 		server.WithSessionIdManagerResolver(sessions),
 		server.WithSessionIdleTTL(opts.IdleTimeout),
-		server.WithStreamableHTTPLogger(s.log),
+		server.WithStreamableHTTPLogger(s.Log),
 	)
-	sse := server.NewSSEServer(s.mcp,
+	sse := server.NewSSEServer(s.MCP,
 		server.WithSSEEndpoint(PathSSE),
 		server.WithMessageEndpoint(PathMessage),
 		server.WithKeepAlive(true),
 		server.WithSessionIDGenerator(sseSessions.generateSSE),
 	)
-	streams := newStreamCap(opts.MaxStreams)
+	streams := newStreamCap(opts.MaxStreams, s.Owner)
 	mux := http.NewServeMux()
 	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(spliceAnswers(streamable)))))))
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
-	auth := newAuthenticator(opts)
+	auth := newAuthenticator(opts, s.Authenticated)
 	h := checkHost(opts.AllowedHosts, withMetadata(opts, checkOrigin(opts.AllowedOrigins, auth.require(capBody(opts.MaxBodyBytes, tracing.HTTP(mux))))))
 	if opts.Wrap != nil {
 		h = opts.Wrap(h)
@@ -94,9 +132,10 @@ func (s *Server) HTTPHandler(opts HTTPOptions) (http.Handler, func(context.Conte
 // for ever. A stream in progress is a request, not idle.
 var idleConnTimeout = 2 * time.Minute
 
-// ServeHTTP listens on ln until ctx is done, then shuts down gracefully.
-func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, opts HTTPOptions) error {
-	h, stop := s.HTTPHandler(opts)
+// Serve serves s on ln (see Handler) until ctx is done, then shuts down
+// gracefully.
+func Serve(ctx context.Context, s Server, ln net.Listener, opts Options) error {
+	h, stop := Handler(s, opts)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10, IdleTimeout: idleConnTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -168,7 +207,7 @@ func ownLoopbackOrigin(r *http.Request, origin string) bool {
 }
 
 // identities are every accepted token with its identity.
-func (o HTTPOptions) identities() []Identity {
+func (o Options) identities() []Identity {
 	out := []Identity{{Name: TokenIdentity(o.Token), Token: o.Token}}
 	return append(out, o.Identities...)
 }

@@ -1,8 +1,7 @@
-package mcpserver
+package httpserve
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,19 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
-
-// sessionOwner is what an HTTP session is bound to: who may use it. For a
-// bearer token it is the token's identity name (identityOf), unique among
-// the configured tokens. An OAuth principal's is its subject and issuer
-// together (oauth.Principal.Name), as a subject is only unique within its
-// issuer.
-func sessionOwner(ctx context.Context) string {
-	return identityOf(ctx)
-}
 
 // ruleSessionIdentity names the refusal of a session used with another
 // identity's credentials, in the log and the audit line.
@@ -50,7 +39,7 @@ func requireJSON(next http.Handler) http.Handler {
 // gets the same 404, so a session ID's owner cannot be told apart from a
 // wrong guess. Before this, mcp-go served a leaked session ID with any
 // valid token, and opened a GET event stream on any ID without checking it.
-func (s *Server) bindStreamable(ids *sessionIDs, next http.Handler) http.Handler {
+func (s Server) bindStreamable(ids *sessionIDs, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		need, err := needsSession(r)
 		if err != nil {
@@ -74,7 +63,7 @@ func (s *Server) bindStreamable(ids *sessionIDs, next http.Handler) http.Handler
 
 // bindSSE lets a POST into a legacy SSE session's message endpoint only
 // with its owner's credentials, answering as bindStreamable does.
-func (s *Server) bindSSE(ids *sessionIDs, next http.Handler) http.Handler {
+func (s Server) bindSSE(ids *sessionIDs, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Query().Get("sessionId")
 		if id == "" || s.ownSession(w, r, ids, id) {
@@ -86,9 +75,9 @@ func (s *Server) bindSSE(ids *sessionIDs, next http.Handler) http.Handler {
 // ownSession reports whether session id belongs to the request's owner;
 // if not, it answers 404, and a session of another owner is logged and
 // audited as refused under http.session_identity.
-func (s *Server) ownSession(w http.ResponseWriter, r *http.Request, ids *sessionIDs, id string) bool {
+func (s Server) ownSession(w http.ResponseWriter, r *http.Request, ids *sessionIDs, id string) bool {
 	owner, live := ids.ownerOf(id)
-	me := sessionOwner(r.Context())
+	me := s.Owner(r.Context())
 	if live && owner == me {
 		return true
 	}
@@ -99,15 +88,17 @@ func (s *Server) ownSession(w http.ResponseWriter, r *http.Request, ids *session
 	return false
 }
 
-func (s *Server) refuseForeignSession(r *http.Request, id, owner, me string) {
-	digest := sessionDigest(id)
-	s.log.Warn("HTTP session used with another identity's credentials: refused as unknown",
+// refuseForeignSession logs and audits a request for session id, owner's,
+// made with another identity's (me's) credentials.
+func (s Server) refuseForeignSession(r *http.Request, id, owner, me string) {
+	digest := SessionDigest(id)
+	s.Log.Warn("HTTP session used with another identity's credentials: refused as unknown",
 		"rule", ruleSessionIdentity, "identity", me, "session_owner", owner, "session", digest,
 		"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 	e := toolerr.New(toolerr.DeniedSession,
 		"Use the session your own initialize returned, or send initialize for a new one.",
 		"session %s belongs to another identity", digest).WithRule(ruleSessionIdentity)
-	_ = s.guard.Refuse(guard.Call{Tool: "-", Session: digest, Identity: me}, e)
+	s.Refused(me, digest, e)
 }
 
 // needsSession reports whether mcp-go would look for a streamable HTTP

@@ -1,7 +1,14 @@
-package mcpserver
+// Package wire writes the JSON-RPC answers that carry a tool's result in
+// one pass, byte for byte as encoding/json would (json.Marshal of the
+// message), a structured.Output's JSON written as it is rather than
+// encoded again. Both transports use it: stdio for every tools/call
+// answer, streamable HTTP for the result it splices into mcp-go's answer.
+// It reads no request and knows nothing of sessions or of the guard.
+package wire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"strconv"
 	"sync"
@@ -10,26 +17,29 @@ import (
 	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
-// outputAsJSON marks the context of the calls stdioCalls answers: their
-// result keeps its structured.Output (toolMiddleware leaves it), whose
-// JSON writeAnswer writes as it is.
+// outputAsJSON marks the context of the calls whose answer WriteAnswer
+// writes: their result keeps its structured.Output, whose JSON is
+// written as it is.
 type outputAsJSON struct{}
 
-// encodeAnswer is json.Marshal(msg), written by writeAnswer.
-func encodeAnswer(msg mcp.JSONRPCMessage) ([]byte, error) {
-	var buf bytes.Buffer
-	err := writeAnswer(&buf, msg)
-	return buf.Bytes(), err
+// AsJSON returns ctx marked as the context of calls whose answer
+// WriteAnswer writes (the stdio transport's).
+func AsJSON(ctx context.Context) context.Context {
+	return context.WithValue(ctx, outputAsJSON{}, true)
 }
 
-// writeAnswer writes json.Marshal(msg) to buf, in one pass for a tool
+// OutputAsJSON reports whether ctx is marked by AsJSON: the server then
+// leaves a result's structured.Output as it is (see structured.ForWire).
+func OutputAsJSON(ctx context.Context) bool { return ctx.Value(outputAsJSON{}) != nil }
+
+// WriteAnswer writes json.Marshal(msg) to buf, in one pass for a tool
 // result: json.Marshal would encode the result (CallToolResult's
 // MarshalJSON: a map of its fields, json.Marshal'ed) and then re-read
 // those ~9 KB per 4 KiB file read to compact them, a json.Marshaler's
 // output. Here the envelope's fields are written in JSONRPCResponse's
-// order and the result's by writeToolResult: the same bytes
+// order and the result's by WriteToolResult: the same bytes
 // (TestEncodeAnswerSameAsMarshal, FuzzEncodeAnswer).
-func writeAnswer(buf *bytes.Buffer, msg mcp.JSONRPCMessage) error {
+func WriteAnswer(buf *bytes.Buffer, msg mcp.JSONRPCMessage) error {
 	resp, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
 		return encodeTo(buf, msg)
@@ -54,13 +64,13 @@ func writeAnswer(buf *bytes.Buffer, msg mcp.JSONRPCMessage) error {
 		return err
 	}
 	buf.Write(append(b, `,"result":`...))
-	if err := writeToolResult(buf, result); err != nil {
+	if err := WriteToolResult(buf, result); err != nil {
 		return err
 	}
 	return buf.WriteByte('}')
 }
 
-// writeToolResult writes json.Marshal(r): the members of the map
+// WriteToolResult writes json.Marshal(r): the members of the map
 // CallToolResult.MarshalJSON makes, in the order encoding/json sorts its
 // keys, each encoded by encoding/json, but a structured.Output's JSON as
 // it is. That JSON is json.Marshal's output already, which encoding/json's
@@ -68,8 +78,9 @@ func writeAnswer(buf *bytes.Buffer, msg mcp.JSONRPCMessage) error {
 // Output's value instead (as mcp-go gets it where it encodes the answer:
 // the SSE transport, a call in process) would escape the file's text a
 // second time. Streamable HTTP answers tools/call with it too (see
-// answerSlot). TestToolResultFields fails when mcp-go adds a field.
-func writeToolResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
+// httpserve's answer writer). TestToolResultFields fails when mcp-go
+// adds a field.
+func WriteToolResult(buf *bytes.Buffer, r *mcp.CallToolResult) error {
 	w := members{buf: buf, enc: json.NewEncoder(buf)}
 	buf.WriteByte('{')
 	if r.Meta != nil {
@@ -152,16 +163,20 @@ func encodeTo(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// answerBuffers recycles the buffers answers are written in.
-var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// buffers recycles the buffers answers are written in.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// putAnswerBuffer recycles buf unless a large answer grew it.
-func putAnswerBuffer(buf *bytes.Buffer) {
+// Buffer returns an empty buffer to write an answer in; PutBuffer
+// recycles it.
+func Buffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+// PutBuffer recycles buf unless a large answer grew it.
+func PutBuffer(buf *bytes.Buffer) {
 	if buf.Cap() > 256<<10 {
 		return
 	}
 	buf.Reset()
-	answerBuffers.Put(buf)
+	buffers.Put(buf)
 }
 
 // appendJSON appends json.Marshal(v): for the version, "2.0" as it is.

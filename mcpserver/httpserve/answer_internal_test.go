@@ -1,4 +1,4 @@
-package mcpserver
+package httpserve
 
 import (
 	"encoding/json"

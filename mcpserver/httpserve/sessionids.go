@@ -1,11 +1,13 @@
-package mcpserver
+package httpserve
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -19,17 +21,19 @@ const (
 )
 
 // sessionIDs issues unguessable session IDs, each bound to the owner (see
-// sessionOwner) whose request created it, and accepts only the ones it
+// Server.Owner) whose request created it, and accepts only the ones it
 // issued and has not terminated. (mcp-go's default manager accepts any
 // well-formed ID, including one a client invents, from anyone.)
 type sessionIDs struct {
 	mu    sync.Mutex
 	owner map[string]string // live ID -> the owner that created it
 	max   int
+	// ownerOfRequest is Server.Owner.
+	ownerOfRequest func(context.Context) string
 }
 
-func newSessionIDs(max int) *sessionIDs {
-	return &sessionIDs{owner: map[string]string{}, max: max}
+func newSessionIDs(max int, owner func(context.Context) string) *sessionIDs {
+	return &sessionIDs{owner: map[string]string{}, max: max, ownerOfRequest: owner}
 }
 
 var errUnknownSession = errors.New("unknown session id")
@@ -75,7 +79,7 @@ func (m *sessionIDs) ResolveSessionIdManager(r *http.Request) server.SessionIdMa
 	if r == nil {
 		return ownedSessions{ids: m}
 	}
-	return ownedSessions{ids: m, owner: sessionOwner(r.Context()), bound: true}
+	return ownedSessions{ids: m, owner: m.ownerOfRequest(r.Context()), bound: true}
 }
 
 // ownedSessions is mcp-go's SessionIdManager for one owner: another
@@ -119,7 +123,7 @@ type sseStreamKey struct{}
 // session to the owner of the GET /sse request, and tells trackSSE which
 // ID to forget when the stream ends.
 func (m *sessionIDs) generateSSE(ctx context.Context, _ *http.Request) (string, error) {
-	id := m.issue(ssePrefix, sessionOwner(ctx))
+	id := m.issue(ssePrefix, m.ownerOfRequest(ctx))
 	if p, ok := ctx.Value(sseStreamKey{}).(*string); ok {
 		*p = id
 	}
@@ -136,4 +140,15 @@ func (m *sessionIDs) trackSSE(next http.Handler) http.Handler {
 			m.forget(id)
 		}
 	})
+}
+
+// SessionDigest is how the audit log names an HTTP session: a digest,
+// under the prefix of its transport, as the ID itself is a credential.
+func SessionDigest(id string) string {
+	prefix := sessionPrefix
+	if !strings.HasPrefix(id, sessionPrefix) {
+		prefix = ssePrefix
+	}
+	sum := sha256.Sum256([]byte(id))
+	return prefix + hex.EncodeToString(sum[:8])
 }

@@ -1,12 +1,12 @@
-package mcpserver
+package stdio
 
 import (
 	"bytes"
 	"io"
 )
 
-// MaxStdioLineBytes bounds one JSON-RPC message on stdio.
-const MaxStdioLineBytes = 16 << 20
+// MaxLineBytes bounds one JSON-RPC message on stdio.
+const MaxLineBytes = 16 << 20
 
 // oversizedLine replaces a dropped line: a harmless notification that the
 // server ignores, so the stream stays in step.

@@ -1,6 +1,7 @@
-package mcpserver
+package httpserve
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -11,12 +12,15 @@ import (
 // (one was seen holding a GET /mcp for 40 minutes) cannot pin the
 // server's connections for everyone.
 type streamCap struct {
-	max  int
-	mu   sync.Mutex
-	open map[string]int
+	max   int
+	owner func(context.Context) string // Server.Owner
+	mu    sync.Mutex
+	open  map[string]int
 }
 
-func newStreamCap(max int) *streamCap { return &streamCap{max: max, open: map[string]int{}} }
+func newStreamCap(max int, owner func(context.Context) string) *streamCap {
+	return &streamCap{max: max, owner: owner, open: map[string]int{}}
+}
 
 // acquire takes a stream for who; false when who holds max already.
 func (c *streamCap) acquire(who string) bool {
@@ -46,7 +50,7 @@ func (c *streamCap) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		who := sessionOwner(r.Context())
+		who := c.owner(r.Context())
 		if !c.acquire(who) {
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, "too many open event streams for this identity (http.max_streams_per_identity = "+

@@ -1,4 +1,4 @@
-package mcpserver_test
+package httpserve_test
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
 // TestHTTPClosesIdleConnections: a keep-alive connection left idle after
@@ -19,14 +19,13 @@ import (
 // is closed by the server, so it holds no goroutine and descriptor for
 // ever.
 func TestHTTPClosesIdleConnections(t *testing.T) {
-	defer mcpserver.SetIdleConnTimeout(300 * time.Millisecond)()
-	b := newFixture(t).server(t)
+	defer httpserve.SetIdleConnTimeout(300 * time.Millisecond)()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- b.ServeHTTP(ctx, ln, mcpserver.HTTPOptions{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
+		done <- httpserve.Serve(ctx, bareServer(), ln, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
 	}()
 	t.Cleanup(func() { cancel(); <-done })
 

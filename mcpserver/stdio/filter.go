@@ -1,4 +1,4 @@
-package mcpserver
+package stdio
 
 import (
 	"bufio"
@@ -10,27 +10,27 @@ import (
 	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
 )
 
-// stdioFilter stands between stdin and mcp-go's stdio server: each line is
+// lineFilter stands between stdin and mcp-go's stdio server: each line is
 // checked strictly (jsonrpcstrict) and, until initialize has succeeded,
-// gated (stdioGate). A refused request is answered here, on out, and
+// gated (gate). A refused request is answered here, on out, and
 // never reaches mcp-go; the server keeps reading.
-type stdioFilter struct {
+type lineFilter struct {
 	src     *bufio.Reader
-	out     io.Writer // the stdioGate's writer, shared with mcp-go
-	gate    *stdioGate
+	out     io.Writer // the gate's writer, shared with mcp-go
+	gate    *gate
 	pending []byte
 	err     error
 	// answered is closed once the initialize passed on has its answer.
 	answered <-chan struct{}
 	// calls serves the tools/call requests passed on, when set.
-	calls *stdioCalls
+	calls *toolCalls
 }
 
-func newStdioFilter(in io.Reader, gate *stdioGate) *stdioFilter {
-	return &stdioFilter{src: bufio.NewReader(in), out: gate, gate: gate}
+func newLineFilter(in io.Reader, g *gate) *lineFilter {
+	return &lineFilter{src: bufio.NewReader(in), out: g, gate: g}
 }
 
-func (f *stdioFilter) Read(p []byte) (int, error) {
+func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
 			if f.err == io.EOF {
@@ -59,7 +59,7 @@ func (f *stdioFilter) Read(p []byte) (int, error) {
 // passed on has been answered, so that a client pipelining requests
 // behind its initialize (the spec only says it SHOULD NOT) is served
 // instead of refused by a race with the handshake.
-func (f *stdioFilter) awaitInitialize() {
+func (f *lineFilter) awaitInitialize() {
 	if f.answered == nil {
 		return
 	}
@@ -75,7 +75,7 @@ const initializeWait = 30 * time.Second
 
 // admit returns line if it may go on to mcp-go, else answers it (requests)
 // or drops it (blank lines, notifications and responses) and returns nil.
-func (f *stdioFilter) admit(line []byte) []byte {
+func (f *lineFilter) admit(line []byte) []byte {
 	if len(trimSpace(line)) == 0 {
 		return nil
 	}
@@ -105,7 +105,7 @@ func (f *stdioFilter) admit(line []byte) []byte {
 // passOn returns line for mcp-go, noting a request among those to answer
 // before the end of input is passed on, and a response as the client's
 // answer to the server. A tools/call request goes to calls instead.
-func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
+func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 	switch m.Kind {
 	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
@@ -119,7 +119,7 @@ func (f *stdioFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 	return line
 }
 
-func (f *stdioFilter) answer(msg []byte) {
+func (f *lineFilter) answer(msg []byte) {
 	_, _ = f.out.Write(append(msg, '\n'))
 }
 

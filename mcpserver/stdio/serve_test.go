@@ -1,0 +1,108 @@
+package stdio_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/mcpserver/stdio"
+)
+
+// bareServer is mcp-go's server with two tools, as the transport sees any
+// server: "hello" answers at once, "slow" after a few milliseconds.
+func bareServer() *server.MCPServer {
+	srv := server.NewMCPServer("bare", "1", server.WithToolCapabilities(false))
+	srv.AddTool(mcp.NewTool("hello"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("hello from toolwarden"), nil
+	})
+	srv.AddTool(mcp.NewTool("slow"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {
+		case <-time.After(20 * time.Millisecond):
+			return mcp.NewToolResultText("slow but done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	return srv
+}
+
+// handshake is what a client sends first: initialize (id 0), then
+// notifications/initialized.
+const handshake = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+
+// pipe serves in, written all at once with the input then closed, and
+// returns the lines written, by id.
+func pipe(t *testing.T, in string) map[string][]string {
+	t.Helper()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, stdio.Serve(ctx, bareServer(), strings.NewReader(in), &out, os.Stderr))
+	answers := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID json.RawMessage `json:"id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		answers[string(m.ID)] = append(answers[string(m.ID)], line)
+	}
+	return answers
+}
+
+// TestCallsFlood: a client that pipes in far more tools/call requests
+// than the workers and their queue hold (5 and 100) gets each answered
+// once: the overflow is served on the reading goroutine, which holds the
+// next line back, as mcp-go's stdio server did.
+func TestCallsFlood(t *testing.T) {
+	var in strings.Builder
+	in.WriteString(handshake)
+	const calls = 400
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hello","arguments":{}}}`+"\n", i)
+	}
+	answers := pipe(t, in.String())
+	require.Len(t, answers, calls+1, "one answer per request")
+	for id, lines := range answers {
+		require.Len(t, lines, 1, "request %s answered once", id)
+		if id != "0" {
+			require.Contains(t, lines[0], "hello from toolwarden", "every call answered")
+		}
+	}
+}
+
+// TestEndOfInputAnswersWhatWasAsked: a client that writes its requests
+// and closes its input at once (a script piping into serve) gets an
+// answer to each, not "canceled": the end of input waits for them. A
+// request that is refused or unknown counts as answered too.
+func TestEndOfInputAnswersWhatWasAsked(t *testing.T) {
+	var in strings.Builder
+	in.WriteString(handshake)
+	const calls = 12
+	for i := 1; i <= calls; i++ {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{}}}`+"\n", i)
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":"s\u0031","method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"slow","arguments":{}}}`) // no final newline
+
+	answers := pipe(t, in.String())
+	ids := slices.Sorted(maps.Keys(answers))
+	require.Len(t, ids, calls+3, "one answer per request, got %v", ids)
+	for id, lines := range answers {
+		for _, line := range lines {
+			require.NotContains(t, line, "canceled", "request %s was cancelled by the end of input", id)
+		}
+	}
+	require.Contains(t, answers[`"s1"`][0], `"error"`)
+	require.Contains(t, answers[`"last"`][0], "slow but done")
+}

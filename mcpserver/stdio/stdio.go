@@ -1,0 +1,44 @@
+// Package stdio is toolwarden's stdio transport: MCP over a client's
+// standard input and output, one JSON-RPC message a line. It checks every
+// line strictly (jsonrpcstrict) and refuses requests before initialize,
+// drops oversized lines, serves tools/call requests on its own workers
+// (answers written in one pass by wire), and holds the end of input back
+// until the requests passed on are answered. Everything else it leaves to
+// mcp-go's stdio server.
+//
+// It does not decide anything about a call: mcp-go's MCPServer, built by
+// mcpserver with the guard as its tool middleware, answers every request.
+// The one thing that server asks of the transport is a call's Turn
+// (TurnOf), with which a handler may run on the worker itself.
+package stdio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Serve serves MCP on in/out until in closes or ctx is done, answering
+// with srv. Logs go to errOut; out carries only protocol messages. Every
+// line is checked strictly and requests before initialize are refused
+// (filter.go) before mcp-go reads them; tools/call requests are served
+// by calls (calls.go).
+func Serve(ctx context.Context, srv *server.MCPServer, in io.Reader, out, errOut io.Writer) error {
+	g := newGate(out)
+	errLog := log.New(errOut, "toolwarden stdio: ", log.LstdFlags)
+	stdio := server.NewStdioServer(srv)
+	stdio.SetErrorLogger(errLog)
+	calls := newToolCalls(srv, g, errLog)
+	stdio.SetContextFunc(calls.sessionContext)
+	lines := newLineFilter(newLineLimitReader(in, MaxLineBytes), g)
+	lines.calls = calls
+	err := stdio.Listen(ctx, lines, g)
+	calls.close()
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
