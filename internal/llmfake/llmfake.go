@@ -84,3 +84,18 @@ func (s *Script[T]) Next() (T, bool) {
 	t, s.turns = s.turns[0], s.turns[1:]
 	return t, true
 }
+
+// Reply is the turn for a request: for the client's main loop the next
+// scripted turn (over, with a problem recorded, once the script is over),
+// for its other requests (titles, summaries) side.
+func (s *Script[T]) Reply(main bool, side, over T, problem func(format string, args ...any)) T {
+	if !main {
+		return side
+	}
+	t, ok := s.Next()
+	if !ok {
+		problem("a main-loop request past the end of the script")
+		return over
+	}
+	return t
+}

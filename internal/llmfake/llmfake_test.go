@@ -31,3 +31,13 @@ func TestRecorderKeepsEveryRequestOfConcurrentClients(t *testing.T) {
 	r.Problem("request %d: %s", 3, "past the end")
 	require.Equal(t, []string{"request 3: past the end"}, r.Problems())
 }
+
+func TestReplyGivesSideRequestsTheirTextAndSaysWhenTheScriptIsOver(t *testing.T) {
+	var r Recorder[int]
+	s := NewScript([]string{"turn 1"})
+	require.Equal(t, "side", s.Reply(false, "side", "over", r.Problem))
+	require.Equal(t, "turn 1", s.Reply(true, "side", "over", r.Problem))
+	require.Empty(t, r.Problems())
+	require.Equal(t, "over", s.Reply(true, "side", "over", r.Problem))
+	require.Equal(t, []string{"a main-loop request past the end of the script"}, r.Problems())
+}

@@ -76,7 +76,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Main = s.declaresMainTool(req.Body)
 	s.Record(req)
-	blocks := s.reply(req.Main)
+	blocks := s.script.Reply(req.Main, []Block{Text("ok")}, []Block{Text("the script is over")}, s.Problem)
 	msg := message(blocks)
 	if stream, _ := req.Body["stream"].(bool); stream {
 		writeStream(w, msg, blocks)
@@ -94,20 +94,6 @@ func (s *Server) declaresMainTool(body map[string]any) bool {
 		}
 	}
 	return false
-}
-
-// reply is the next scripted turn for a main-loop request, and a short
-// text for the client's side requests (titles, summaries).
-func (s *Server) reply(main bool) []Block {
-	if !main {
-		return []Block{Text("ok")}
-	}
-	blocks, ok := s.script.Next()
-	if !ok {
-		s.Problem("a main-loop request past the end of the script")
-		return []Block{Text("the script is over")}
-	}
-	return blocks
 }
 
 // message is the non-streaming response for blocks.

@@ -74,7 +74,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Main = s.declaresMainTool(req.Body)
 	n := s.Record(req)
-	writeStream(w, fmt.Sprintf("resp_%d", n), s.reply(req.Main))
+	writeStream(w, fmt.Sprintf("resp_%d", n), s.script.Reply(req.Main, []Item{Text("ok")}, []Item{Text("the script is over")}, s.Problem))
 }
 
 func (s *Server) declaresMainTool(body map[string]any) bool {
@@ -84,20 +84,6 @@ func (s *Server) declaresMainTool(body map[string]any) bool {
 		}
 	}
 	return false
-}
-
-// reply is the next scripted turn for a main-loop request, and a short
-// text for the client's other requests.
-func (s *Server) reply(main bool) []Item {
-	if !main {
-		return []Item{Text("ok")}
-	}
-	items, ok := s.script.Next()
-	if !ok {
-		s.Problem("a main-loop request past the end of the script")
-		return []Item{Text("the script is over")}
-	}
-	return items
 }
 
 // writeStream answers with the Responses API's events for items.
