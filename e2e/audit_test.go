@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -88,13 +88,8 @@ func TestAuditVerifyAcrossRotationsAndATornLine(t *testing.T) {
 // are denied with audit.write and a hint, tools/list still works, and calls
 // succeed again once space is freed, without a restart.
 func TestAuditVolumeFull(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mounting a small tmpfs to fill needs root (CI runs as root)")
-	}
+	dir := testenv.SmallVolume(t, "64k")
 	ws, env := workspace(t)
-	dir := t.TempDir()
-	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k,mode=0700"))
-	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
 	env = append(env, "TOOLWARDEN_AUDIT_PATH="+filepath.Join(dir, "audit.jsonl"), "TOOLWARDEN_AUDIT_SYNC=always")
 	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws)
 	require.NoError(t, err)
@@ -102,7 +97,7 @@ func TestAuditVolumeFull(t *testing.T) {
 	initialize(t, c)
 	require.False(t, callReadHello(t, c).IsError)
 
-	filler := fillVolume(t, dir)
+	filler := testenv.Fill(t, dir)
 	var denial toolerr.Error
 	for i := 0; i < 64 && !strings.Contains(denial.Message, "was not run"); i++ {
 		// The audit file's last page may still hold a few lines.
@@ -132,22 +127,6 @@ func TestAuditVolumeFull(t *testing.T) {
 	report, err := auditVerify(t, dir)
 	require.NoError(t, err, report)
 	require.NotContains(t, report, "torn", "a failed write leaves no partial line behind")
-}
-
-// fillVolume writes a filler file until the volume is full.
-func fillVolume(t *testing.T, dir string) string {
-	t.Helper()
-	filler := filepath.Join(dir, "filler")
-	f, err := os.Create(filler)
-	require.NoError(t, err)
-	defer f.Close()
-	chunk := make([]byte, 512)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			require.ErrorIs(t, err, syscall.ENOSPC)
-			return filler
-		}
-	}
 }
 
 // TestAuditVerifyOfSeveralReplicas: two replicas write their own logs

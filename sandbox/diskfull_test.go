@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,16 +17,11 @@ import (
 // disk leaves the old file intact and no temporary file, and says so with
 // the io code; after space is freed the same write succeeds.
 func TestWriteOnFullDisk(t *testing.T) {
-	testenv.Root(t) // mounting a small tmpfs needs root
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tw-full", dir).CombinedOutput()
-	require.NoError(t, err, "mount: %s", out)
-	t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+	dir := testenv.SmallVolume(t, "256k")
 
 	old := strings.Repeat("old\n", 1024)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "f.txt"), []byte(old), 0o644))
-	filler := filepath.Join(dir, "filler")
-	_ = os.WriteFile(filler, make([]byte, 1<<20), 0o644) // fills the disk; fails when full
+	filler := testenv.Fill(t, dir)
 
 	ws, err := sandbox.Open(dir)
 	require.NoError(t, err)
