@@ -60,7 +60,7 @@ func checkNames(t *testing.T, have map[string]bool, where, expr string) {
 // alert name, an expression, a severity and a summary) over metrics that
 // exist.
 func TestShippedAlertRules(t *testing.T) {
-	data, err := os.ReadFile("../configs/examples/prometheus-alerts.yml")
+	data, err := os.ReadFile("../../configs/examples/prometheus-alerts.yml")
 	require.NoError(t, err)
 	var doc struct {
 		Groups []struct {
@@ -97,7 +97,7 @@ func TestShippedAlertRules(t *testing.T) {
 // The shipped Grafana dashboard is JSON whose every query names metrics
 // that exist, and whose panels do not overlap.
 func TestShippedDashboard(t *testing.T) {
-	data, err := os.ReadFile("../configs/examples/grafana-dashboard.json")
+	data, err := os.ReadFile("../../configs/examples/grafana-dashboard.json")
 	require.NoError(t, err)
 	var dash struct {
 		Title  string `json:"title"`
@@ -149,7 +149,7 @@ func TestAlertRulesWithPromtool(t *testing.T) {
 		{"test", "rules", "prometheus-alerts.test.yml"},
 	} {
 		cmd := exec.Command(promtool, args...)
-		cmd.Dir = "../configs/examples"
+		cmd.Dir = "../../configs/examples"
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "promtool %v:\n%s", args, out)
 		require.Contains(t, string(out), "SUCCESS")
