@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/tools/fs"
 )
@@ -37,34 +38,15 @@ func httpServer(t *testing.T) *httptest.Server {
 
 var initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
-func post(t *testing.T, url string, hdr map[string]string, body string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	t.Cleanup(func() { res.Body.Close() })
-	return res
-}
-
 func TestHTTPAllowedOriginAndSessions(t *testing.T) {
 	srv := httpServer(t)
 	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Origin": "https://allowed.example"}
-	res := post(t, srv.URL+"/mcp", hdr, initBody)
+	res := testenv.PostMCP(t, srv.URL+"/mcp", hdr, initBody)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	id := res.Header.Get("Mcp-Session-Id")
 	require.True(t, strings.HasPrefix(id, "tw-") && len(id) == 67, "session id %q", id)
 	hdr["Mcp-Session-Id"] = id
-	res = post(t, srv.URL+"/mcp", hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	res = testenv.PostMCP(t, srv.URL+"/mcp", hdr, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	body, _ := io.ReadAll(res.Body)
 	require.Contains(t, string(body), "read_file")
@@ -72,9 +54,9 @@ func TestHTTPAllowedOriginAndSessions(t *testing.T) {
 
 	// The session cap (3) refuses a fourth session.
 	delete(hdr, "Mcp-Session-Id")
-	post(t, srv.URL+"/mcp", hdr, initBody)
-	post(t, srv.URL+"/mcp", hdr, initBody)
-	require.Equal(t, http.StatusServiceUnavailable, post(t, srv.URL+"/mcp", hdr, initBody).StatusCode)
+	testenv.PostMCP(t, srv.URL+"/mcp", hdr, initBody)
+	testenv.PostMCP(t, srv.URL+"/mcp", hdr, initBody)
+	require.Equal(t, http.StatusServiceUnavailable, testenv.PostMCP(t, srv.URL+"/mcp", hdr, initBody).StatusCode)
 }
 
 func TestHTTPClients(t *testing.T) {

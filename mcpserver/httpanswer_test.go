@@ -13,6 +13,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
@@ -70,10 +71,10 @@ func TestHTTPAnswerSameAsMcpGos(t *testing.T) {
 		return map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": sessions[name], "Mcp-Protocol-Version": "2025-11-25"}
 	}
 	for name, url := range map[string]string{"ours": ours.URL, "bare": bare.URL} {
-		res := post(t, url+"/mcp", auth, initBody)
+		res := testenv.PostMCP(t, url+"/mcp", auth, initBody)
 		require.Equal(t, http.StatusOK, res.StatusCode, name)
 		sessions[name] = res.Header.Get("Mcp-Session-Id")
-		require.Equal(t, http.StatusAccepted, post(t, url+"/mcp", legacy(name), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
+		require.Equal(t, http.StatusAccepted, testenv.PostMCP(t, url+"/mcp", legacy(name), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).StatusCode)
 	}
 	for i, params := range calls {
 		var named struct{ Name string }
@@ -107,7 +108,7 @@ func TestHTTPAnswerSameAsMcpGos(t *testing.T) {
 // and content type.
 func postAnswer(t *testing.T, url string, hdr map[string]string, body string) (string, string) {
 	t.Helper()
-	res := post(t, url+"/mcp", hdr, body)
+	res := testenv.PostMCP(t, url+"/mcp", hdr, body)
 	data, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	require.True(t, json.Valid(data), string(data))

@@ -14,6 +14,7 @@ import (
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 const listBody = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
@@ -42,7 +43,7 @@ func send(t *testing.T, method, url, token string, hdr map[string]string, body s
 // openSession initializes a streamable HTTP session with token.
 func openSession(t *testing.T, url, token string) string {
 	t.Helper()
-	res := post(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + token}, initBody)
+	res := testenv.PostMCP(t, url+"/mcp", map[string]string{"Authorization": "Bearer " + token}, initBody)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	id := res.Header.Get("Mcp-Session-Id")
 	require.NotEmpty(t, id)

@@ -106,7 +106,7 @@ func postInit(t *testing.T, url, token string) *http.Response {
 	if token != "" {
 		hdr["Authorization"] = "Bearer " + token
 	}
-	return post(t, url+"/mcp", hdr, initBody)
+	return testenv.PostMCP(t, url+"/mcp", hdr, initBody)
 }
 
 var b64 = base64.RawURLEncoding

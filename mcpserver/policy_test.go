@@ -20,6 +20,7 @@ import (
 	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
 	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
@@ -172,7 +173,7 @@ func postStateless(t *testing.T, url, token string) string {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": mcp.MethodToolsCall,
 		"params": map[string]any{"name": "read_file", "arguments": map[string]any{"path": "hello.txt"}, "_meta": meta}})
 	require.NoError(t, err)
-	res := post(t, url+"/mcp", map[string]string{
+	res := testenv.PostMCP(t, url+"/mcp", map[string]string{
 		"Authorization": "Bearer " + token, mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728,
 		mcp.HeaderMethod: string(mcp.MethodToolsCall), mcp.HeaderName: "read_file",
 	}, string(body))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 // hostileRPC are messages mcp-go's lenient decoder would take in some way
@@ -212,20 +213,20 @@ func TestStdioRefusesBeforeInitialize(t *testing.T) {
 func TestHTTPStrictJSONRPC(t *testing.T) {
 	srv := httpServer(t)
 	auth := map[string]string{"Authorization": "Bearer " + testToken}
-	res := post(t, srv.URL+"/mcp", auth, initBody)
+	res := testenv.PostMCP(t, srv.URL+"/mcp", auth, initBody)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	session := map[string]string{"Authorization": auth["Authorization"], "Mcp-Session-Id": res.Header.Get("Mcp-Session-Id")}
 	for _, path := range []string{"/mcp", "/message?sessionId=unknown"} {
 		for i, h := range hostileRPC {
 			t.Run(path+"/"+h.name, func(t *testing.T) {
-				res := post(t, srv.URL+path, session, h.msg)
+				res := testenv.PostMCP(t, srv.URL+path, session, h.msg)
 				require.Equal(t, http.StatusBadRequest, res.StatusCode)
 				require.Equal(t, "application/json", res.Header.Get("Content-Type"))
 				var r rpcReply
 				require.NoError(t, json.NewDecoder(res.Body).Decode(&r))
 				requireRefused(t, r, h.code, h.id, h.rule)
 
-				res = post(t, srv.URL+"/mcp", session, `{"jsonrpc":"2.0","id":`+itoa(100+i)+`,"method":"ping"}`)
+				res = testenv.PostMCP(t, srv.URL+"/mcp", session, `{"jsonrpc":"2.0","id":`+itoa(100+i)+`,"method":"ping"}`)
 				require.Equal(t, http.StatusOK, res.StatusCode)
 				body, _ := io.ReadAll(res.Body)
 				require.Contains(t, string(body), `"id":`+itoa(100+i))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 )
 
@@ -20,25 +21,6 @@ func httpServer(t *testing.T) *httptest.Server {
 		Token: testToken, AllowedOrigins: []string{"https://allowed.example"},
 		MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute,
 	})
-}
-
-func post(t *testing.T, url string, hdr map[string]string, body string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	t.Cleanup(func() { res.Body.Close() })
-	return res
 }
 
 // TestRejections: requests without a valid token, from a foreign origin
@@ -96,7 +78,7 @@ func TestRejections(t *testing.T) {
 				require.NoError(t, err)
 				defer res.Body.Close()
 			} else {
-				res = post(t, srv.URL+tc.path, tc.hdr, tc.body)
+				res = testenv.PostMCP(t, srv.URL+tc.path, tc.hdr, tc.body)
 			}
 			body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
 			require.Equal(t, tc.status, res.StatusCode, string(body))
@@ -111,8 +93,8 @@ func TestHostileBodies(t *testing.T) {
 	hdr := map[string]string{"Authorization": "Bearer " + testToken}
 	nested := strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000)
 	for _, body := range []string{"{", "not json", `[]`, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + nested + `}`, nested} {
-		res := post(t, srv.URL+"/mcp", hdr, body)
+		res := testenv.PostMCP(t, srv.URL+"/mcp", hdr, body)
 		require.Less(t, res.StatusCode, 500, "body %.40q", body)
 	}
-	require.Equal(t, http.StatusOK, post(t, srv.URL+"/mcp", hdr, initBody).StatusCode, "server still serves")
+	require.Equal(t, http.StatusOK, testenv.PostMCP(t, srv.URL+"/mcp", hdr, initBody).StatusCode, "server still serves")
 }
