@@ -38,6 +38,21 @@ func httpServer(t *testing.T) *httptest.Server {
 
 var initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
+// TestHTTPRejectionsLeakNoSecret: the transport's refusals (and the
+// own-origin requests it lets through), made against the guarded server
+// over a workspace with a secret beside it, are answered as the transport's
+// own test expects, and no answer carries the secret.
+func TestHTTPRejectionsLeakNoSecret(t *testing.T) {
+	srv := httpServer(t)
+	for _, tc := range testenv.HTTPRefusals(srv.URL, testToken, initBody) {
+		t.Run(tc.Name, func(t *testing.T) {
+			status, body := tc.Send(t, srv.URL)
+			require.Equal(t, tc.Status, status, body)
+			require.NotContains(t, body, secret)
+		})
+	}
+}
+
 func TestHTTPAllowedOriginAndSessions(t *testing.T) {
 	srv := httpServer(t)
 	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Origin": "https://allowed.example"}

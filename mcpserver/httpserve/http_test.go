@@ -1,7 +1,6 @@
 package httpserve_test
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,60 +27,10 @@ func httpServer(t *testing.T) *httptest.Server {
 // the server sees them.
 func TestRejections(t *testing.T) {
 	srv := httpServer(t)
-	auth := "Bearer " + testToken
-	cases := []struct {
-		name   string
-		path   string
-		hdr    map[string]string
-		body   string
-		status int
-	}{
-		{"no token", "/mcp", nil, initBody, http.StatusUnauthorized},
-		{"wrong token", "/mcp", map[string]string{"Authorization": "Bearer nope-nope-nope-nope"}, initBody, http.StatusUnauthorized},
-		{"token prefix only", "/mcp", map[string]string{"Authorization": "Bearer " + testToken[:10]}, initBody, http.StatusUnauthorized},
-		{"no token on sse", "/sse", nil, "", http.StatusUnauthorized},
-		{"foreign origin", "/mcp", map[string]string{"Authorization": auth, "Origin": "https://evil.example"}, initBody, http.StatusForbidden},
-		{"null origin", "/mcp", map[string]string{"Authorization": auth, "Origin": "null"}, initBody, http.StatusForbidden},
-		{"foreign origin on sse message", "/message?sessionId=x", map[string]string{"Authorization": auth, "Origin": "https://evil.example"}, initBody, http.StatusForbidden},
-		{"rebinding host", "/mcp", map[string]string{"Authorization": auth, "Host": "evil.example:8080"}, initBody, http.StatusForbidden},
-		{"body too large", "/mcp", map[string]string{"Authorization": auth}, `{"x":"` + strings.Repeat("a", 70<<10) + `"}`, http.StatusRequestEntityTooLarge},
-		{"invented session id", "/mcp", map[string]string{"Authorization": auth, "Mcp-Session-Id": "tw-" + strings.Repeat("ab", 32)},
-			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
-		{"mcp-go style session id", "/mcp", map[string]string{"Authorization": auth, "Mcp-Session-Id": "mcp-session-0b1e4f2c-2f6e-4c1a-9d57-3c2d1a0e9f11"},
-			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
-		{"forged sse session", "/message?sessionId=0b1e4f2c-2f6e-4c1a-9d57-3c2d1a0e9f11", map[string]string{"Authorization": auth},
-			`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, http.StatusNotFound},
-	}
-	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
-	cases = append(cases, []struct {
-		name   string
-		path   string
-		hdr    map[string]string
-		body   string
-		status int
-	}{
-		{"loopback origin of another port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:1"}, initBody, http.StatusForbidden},
-		{"loopback origin without port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.1"}, initBody, http.StatusForbidden},
-		{"rebound name on our port", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://evil.example:" + port}, initBody, http.StatusForbidden},
-		{"loopback origin with a path", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:" + port + "/x"}, initBody, http.StatusForbidden},
-		{"own origin on localhost", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://localhost:" + port}, initBody, http.StatusOK},
-		{"own origin on 127.0.0.1", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://127.0.0.1:" + port}, initBody, http.StatusOK},
-		{"own origin on [::1]", "/mcp", map[string]string{"Authorization": auth, "Origin": "http://[::1]:" + port}, initBody, http.StatusOK},
-	}...)
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var res *http.Response
-			if tc.body == "" {
-				req, err := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
-				require.NoError(t, err)
-				res, err = http.DefaultClient.Do(req)
-				require.NoError(t, err)
-				defer res.Body.Close()
-			} else {
-				res = testenv.PostMCP(t, srv.URL+tc.path, tc.hdr, tc.body)
-			}
-			body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-			require.Equal(t, tc.status, res.StatusCode, string(body))
+	for _, tc := range testenv.HTTPRefusals(srv.URL, testToken, initBody) {
+		t.Run(tc.Name, func(t *testing.T) {
+			status, body := tc.Send(t, srv.URL)
+			require.Equal(t, tc.Status, status, body)
 		})
 	}
 }
