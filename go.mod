@@ -4,6 +4,7 @@ go 1.26.5
 
 require (
 	github.com/BobuSumisu/aho-corasick v1.0.3
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/chromedp v0.23.0

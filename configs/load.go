@@ -33,6 +33,9 @@ type Options struct {
 	// Approval holds --approval TOOL_GLOB=MODE rules, added to
 	// approval.modes (the more restrictive mode wins on the same glob).
 	Approval []string
+	// ApprovalPage (--approval-page) adds the approval page to
+	// approval.channel, after the configured channels.
+	ApprovalPage bool
 	// CheckTool validates each declared tool (declared.Check). configs
 	// knows the YAML of a declared tool but not its meaning, which is
 	// package tools/declared's; Load refuses declared tools without it.
@@ -53,8 +56,12 @@ type Loaded struct {
 	// Widenings lists, in words, every place the file, the environment or
 	// flags widened the built-in defaults. They are logged at start.
 	Widenings []string
-	origin    *origins
-	declared  []toolSource // where each of Config.Tools was read
+	// Warnings lists what is likely a mistake but does not stop the
+	// server: TOOLWARDEN_* variables that set nothing. They are logged at
+	// start and printed by config check.
+	Warnings []string
+	origin   *origins
+	declared []toolSource // where each of Config.Tools was read
 }
 
 // Origin names the source of a key's value: a file, an environment variable,
@@ -100,6 +107,10 @@ func Load(opts Options) (*Loaded, error) {
 	if err := cfg.addApprovalFlags(org.flagApproval); err != nil {
 		return nil, err
 	}
+	if opts.ApprovalPage && !cfg.Approval.HasChannel("page") {
+		cfg.Approval.Channel = append(cfg.Approval.Channel, "page")
+		org.flagKeys["approval.channel"] = "--approval-page"
+	}
 	cfg.File = file
 	if cfg.Audit.ReplicaID == "" {
 		// One name per replica: the audit lines take the cluster's.
@@ -114,6 +125,7 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.Widenings = widenings(l)
+	l.Warnings = unknownEnv(os.Environ(), v.AllKeys(), &l.Config)
 	return l, nil
 }
 

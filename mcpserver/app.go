@@ -22,21 +22,11 @@ import (
 // release build, else what the Go toolchain recorded (internal/version).
 var buildInfo = buildversion.Get()
 
-// ServeOptions are serve's flags that are not config keys.
-type ServeOptions struct {
-	// ApprovalPage adds the local approval page to approval.channel, after
-	// the configured channels, unless it is there already.
-	ApprovalPage bool
-}
-
 // Serve runs the server of l until ctx ends: over stdio (os.Stdin and
 // os.Stdout), or over HTTP when http.addr is set. It opens the audit log
 // (with its shippers and anchors) and the observers first and closes them
 // last.
-func Serve(ctx context.Context, l *configs.Loaded, opts ServeOptions) error {
-	if opts.ApprovalPage && !l.Config.Approval.HasChannel("page") {
-		l.Config.Approval.Channel = append(l.Config.Approval.Channel, "page")
-	}
+func Serve(ctx context.Context, l *configs.Loaded) error {
 	cfg := l.Config
 	log := NewLogger(cfg.Log.Level)
 	obs, err := startObservers(ctx, cfg, log)
@@ -108,6 +98,9 @@ func logStart(log *slog.Logger, l *configs.Loaded, auditPath, gcPercent string) 
 	log.Info("toolwarden starting", "version", buildInfo.String(), "config", src, "workspace", l.Config.Workspace, "audit", auditPath, "gc_percent", gcPercent)
 	for _, w := range l.Widenings {
 		log.Warn("policy widened", "change", w)
+	}
+	for _, w := range l.Warnings {
+		log.Warn("check the environment", "warning", w)
 	}
 }
 

@@ -16,8 +16,11 @@ import (
 
 // Effective is what config check prints (as YAML).
 type Effective struct {
-	Source     string   `yaml:"source"`
-	Widenings  []string `yaml:"widenings,omitempty"`
+	Source    string   `yaml:"source"`
+	Widenings []string `yaml:"widenings,omitempty"`
+	// Warnings are likely mistakes that do not stop the server, such as
+	// a TOOLWARDEN_* variable that sets no key.
+	Warnings   []string `yaml:"warnings,omitempty"`
 	Advertised []string `yaml:"advertised_tools"`
 	Hidden     []string `yaml:"hidden_tools"`
 	// Approval says, for each advertised tool that asks the human or was
@@ -63,7 +66,7 @@ func CheckConfig(ctx context.Context, l *configs.Loaded, w io.Writer) error {
 		return err
 	}
 	defer b.Close()
-	out := Effective{Source: l.File, Widenings: l.Widenings, AuditPath: AuditPath(l.Config), Config: l.Config,
+	out := Effective{Source: l.File, Widenings: l.Widenings, Warnings: l.Warnings, AuditPath: AuditPath(l.Config), Config: l.Config,
 		SecretFiles: l.Config.Capabilities.SecretGlobs(), Unavailable: b.Unavailable, Sandbox: b.Sandbox, Advertised: []string{}, Hidden: []string{},
 		LimitsCountedOver: LimitScopes(l.Config.Limits, l.Config.Identities), ApprovalChannels: b.ApprovalChannels(),
 		SharedState: ClusterSummary(l.Config.Cluster)}

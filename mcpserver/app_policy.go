@@ -70,12 +70,33 @@ type Explanation struct {
 	Message string        `json:"message,omitempty"`
 	Hint    string        `json:"hint,omitempty"`
 	Missing string        `json:"missing,omitempty"`
-	Trace   []guard.Step  `json:"trace"`
+	// Answer says how a denied call is answered: a tools/call result, or
+	// (a tool that does not exist) the JSON-RPC error -32602.
+	Answer string       `json:"answer,omitempty"`
+	Trace  []guard.Step `json:"trace"`
+}
+
+// unknownToolAnswer is how a call to a tool that does not exist is
+// answered. The MCP specification lists unknown tools among protocol
+// errors, and mcp-go answers them before any handler runs: the client
+// asked for a tool tools/list never offered. A tool that exists but the
+// policy hides gets a denied.not_allowed result and an audit line.
+const unknownToolAnswer = "JSON-RPC error -32602 (unknown tool), not a tools/call result: the MCP specification lists unknown tools among protocol errors"
+
+// answerOf says how a call decided d is answered ("" when it runs).
+func answerOf(d guard.Decision) string {
+	switch {
+	case d.Rule == "tool.known" && d.Err != nil:
+		return unknownToolAnswer
+	case d.Err != nil:
+		return "tools/call result with isError: true, code " + string(d.Err.Code)
+	}
+	return ""
 }
 
 // explanationOf is d in its JSON form.
 func explanationOf(tool string, d guard.Decision) Explanation {
-	e := Explanation{Tool: tool, Outcome: d.Outcome, Rule: d.Rule, Missing: d.Missing, Trace: d.Trace}
+	e := Explanation{Tool: tool, Outcome: d.Outcome, Rule: d.Rule, Missing: d.Missing, Answer: answerOf(d), Trace: d.Trace}
 	if d.Err != nil {
 		e.Code, e.Message, e.Hint = string(d.Err.Code), d.Err.Message, d.Err.Hint
 	}
@@ -97,7 +118,7 @@ func printExplanation(w io.Writer, tool string, d guard.Decision) {
 		fmt.Fprintf(w, "missing: %s\n", d.Missing)
 	}
 	if d.Err != nil {
-		fmt.Fprintf(w, "code: %s\nhint: %s\n", d.Err.Code, d.Err.Hint)
+		fmt.Fprintf(w, "code: %s\nhint: %s\nanswer: %s\n", d.Err.Code, d.Err.Hint, answerOf(d))
 	}
 }
 

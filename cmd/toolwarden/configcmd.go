@@ -9,7 +9,7 @@ import (
 
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Inspect configuration"}
-	f := &configFlags{}
+	f := &configFlags{serveFlags: true}
 	check := &cobra.Command{
 		Use:   "check",
 		Short: "Validate a config and print the effective policy, or fail naming file, key and reason",

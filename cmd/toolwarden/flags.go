@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools/declared"
@@ -13,6 +16,13 @@ import (
 type configFlags struct {
 	file        string
 	allow, deny []string
+	// serveFlags registers serve's own flags too (--http,
+	// --approval-page): serve and config check take them, so that config
+	// check proves the config serve runs.
+	serveFlags bool
+	// logsWarnings is serve's: it logs the config's warnings at start;
+	// other commands print them to stderr.
+	logsWarnings bool
 }
 
 // flagKeys maps flag names to the config keys they override.
@@ -29,6 +39,10 @@ func (f *configFlags) register(cmd *cobra.Command) {
 		"TOOL_GLOB=MODE, MODE elicit (ask the human), deny or allow (run without asking); added to approval.modes (repeatable; the most restrictive matching mode wins)")
 	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, "tool-name glob to allow, added to policy.allow (repeatable)")
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, "tool-name glob to deny, added to policy.deny (repeatable; deny wins)")
+	if f.serveFlags {
+		cmd.Flags().String("http", "", "listen address for HTTP, e.g. 127.0.0.1:8080 (default: stdio)")
+		cmd.Flags().Bool("approval-page", false, "add the local approval page to approval.channel (after the configured channels); its URL is printed to stderr once")
+	}
 }
 
 // load reads the configuration for cmd.
@@ -39,5 +53,13 @@ func (f *configFlags) load(cmd *cobra.Command) (*configs.Loaded, error) {
 			keys[name] = key
 		}
 	}
-	return configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny, CheckTool: declared.Check})
+	page, _ := cmd.Flags().GetBool("approval-page")
+	l, err := configs.Load(configs.Options{File: f.file, Flags: cmd.Flags(), FlagKeys: keys, Allow: f.allow, Deny: f.deny,
+		ApprovalPage: page, CheckTool: declared.Check})
+	if err == nil && !f.logsWarnings {
+		for _, w := range l.Warnings {
+			fmt.Fprintln(os.Stderr, "toolwarden: warning:", w)
+		}
+	}
+	return l, err
 }

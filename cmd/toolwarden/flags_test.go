@@ -47,3 +47,16 @@ func find(t *testing.T, root *cobra.Command, path string) *cobra.Command {
 	require.Empty(t, rest)
 	return cmd
 }
+
+// TestConfigCheckTakesEveryServeFlag: every flag of serve changes the
+// config it runs, so config check takes each one (--http and
+// --approval-page were refused).
+func TestConfigCheckTakesEveryServeFlag(t *testing.T) {
+	root := newRootCmd()
+	var check []string
+	find(t, root, "config check").Flags().VisitAll(func(f *pflag.Flag) { check = append(check, f.Name) })
+	find(t, root, "serve").Flags().VisitAll(func(f *pflag.Flag) {
+		require.Contains(t, check, f.Name, "config check lacks serve's --%s", f.Name)
+	})
+	require.Contains(t, check, "approval-page")
+}
