@@ -81,11 +81,13 @@ var mayImport = map[string][]string{
 	// The strict JSON-RPC pre-check both transports run.
 	"internal/jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
-	"internal/oauth":         nil,
-	"internal/toolerr":       nil,
-	"internal/capability":    nil,
-	"internal/workspacepath": {"internal/toolerr"},
-	"internal/artifactkey":   {"internal/toolerr"},
+	"internal/oauth": nil,
+	// A fake identity provider for the OAuth tests, in process and e2e.
+	"internal/oauth/oauthtest": nil,
+	"internal/toolerr":         nil,
+	"internal/capability":      nil,
+	"internal/workspacepath":   {"internal/toolerr"},
+	"internal/artifactkey":     {"internal/toolerr"},
 	// A tool's structured output with its JSON, encoded once.
 	"internal/structured": nil,
 	// JSON encoders byte for byte as encoding/json (audit lines, digests).

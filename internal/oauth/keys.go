@@ -31,6 +31,9 @@ type keySource struct {
 	meta    *providerMetadata
 	keys    jwk.Set
 	fetched time.Time // when keys were last fetched (or tried)
+	// fetchErr is why the last fetch failed, told to tokens until the
+	// next one is due.
+	fetchErr error
 	// discovered is when the metadata was last asked for.
 	discovered time.Time
 }
@@ -59,9 +62,12 @@ func (s *keySource) key(ctx context.Context, kid string) (jwk.Key, error) {
 	}
 	if s.fetched.IsZero() || now.Sub(s.fetched) >= s.minRefresh {
 		s.fetched = now
-		if err := s.fetch(ctx); err != nil && s.keys == nil {
-			return nil, err
-		}
+		s.fetchErr = s.fetch(ctx)
+	}
+	if s.keys == nil {
+		// No set was ever fetched: until the next try is due, every
+		// token gets the last failure, not a lookup in a nil set.
+		return nil, fmt.Errorf("%w (retried at most every %s)", s.fetchErr, s.minRefresh)
 	}
 	if k, ok := lookup(s.keys, kid); ok {
 		return k, nil
