@@ -82,7 +82,7 @@ var mayImport = map[string][]string{
 	// The strict JSON-RPC pre-check both transports run.
 	"internal/jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
-	"internal/oauth": nil,
+	"internal/oauth": {"internal/strictjson"},
 	// A fake identity provider for the OAuth tests, in process and e2e.
 	"internal/oauth/oauthtest": nil,
 	"internal/toolerr":         nil,
