@@ -25,6 +25,13 @@ const hookSecret = "e2e-webhook-secret-0123456789abcdef"
 // signedPost posts body to url, signed with key.
 func signedPost(t *testing.T, url string, key string, body []byte) int {
 	t.Helper()
+	status, _ := signedPostAnswer(t, url, key, body)
+	return status
+}
+
+// signedPostAnswer is signedPost, with the answer's body.
+func signedPostAnswer(t *testing.T, url string, key string, body []byte) (int, string) {
+	t.Helper()
 	now := time.Now()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	require.NoError(t, err)
@@ -32,15 +39,16 @@ func signedPost(t *testing.T, url string, key string, body []byte) int {
 	req.Header.Set(webhook.SignatureHeader, webhook.Sign([]byte(key), now, body))
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
-	res.Body.Close()
-	return res.StatusCode
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(answer)
 }
 
-// TestApprovalWebhook: the built binary POSTs a waiting call, signed, to
-// the team's webhook (an httptest receiver that checks the signature);
-// a forged callback decides nothing; the signed one approves, then denies.
-func TestApprovalWebhook(t *testing.T) {
-	t.Parallel()
+// startWebhookServer serves over stdio with the webhook channel, posting
+// to an httptest receiver that checks each POST's signature; it returns
+// the client, the workspace and the waiting calls the receiver got.
+func startWebhookServer(t *testing.T) (*client.Client, string, <-chan webhook.Pending) {
+	t.Helper()
 	got := make(chan webhook.Pending, 4)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -56,7 +64,7 @@ func TestApprovalWebhook(t *testing.T) {
 		}
 		got <- p
 	}))
-	defer recv.Close()
+	t.Cleanup(recv.Close)
 
 	ws, env := workspace(t)
 	cfg := filepath.Join(t.TempDir(), "toolwarden.yaml")
@@ -72,6 +80,15 @@ func TestApprovalWebhook(t *testing.T) {
 	init.Params.ClientInfo = mcp.Implementation{Name: "no-elicitation", Version: "1"}
 	_, err := c.Initialize(ctxT(t), init)
 	require.NoError(t, err)
+	return c, ws, got
+}
+
+// TestApprovalWebhook: the built binary POSTs a waiting call, signed, to
+// the team's webhook (an httptest receiver that checks the signature);
+// a forged callback decides nothing; the signed one approves, then denies.
+func TestApprovalWebhook(t *testing.T) {
+	t.Parallel()
+	c, ws, got := startWebhookServer(t)
 
 	res := writeAsync(t, c, "notes/hook.txt", "approved by the team\n")
 	p := <-got
@@ -91,4 +108,32 @@ func TestApprovalWebhook(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, signedPost(t, p.Callback, hookSecret, decision))
 	require.Equal(t, "denied.approval_declined", <-res)
 	require.Equal(t, "<missing>", readWS(ws, "notes/nohook.txt"))
+}
+
+// TestApprovalWebhookStrictBody: a callback body signed with the right
+// secret but readable two ways decides nothing. encoding/json took the
+// last of "action" and its case twin "Action" (or of two "action"
+// members), so a signer that read the first approved what it meant to
+// deny; now such a body is refused naming the rule and the call waits on
+// until a plain body decides it.
+func TestApprovalWebhookStrictBody(t *testing.T) {
+	t.Parallel()
+	c, ws, got := startWebhookServer(t)
+	res := writeAsync(t, c, "notes/twin.txt", "approved by a parser differential\n")
+	p := <-got
+	head := `{"id":` + mustJSON(t, p.ID) + `,"args_sha256":` + mustJSON(t, p.Digest) + `,`
+	for _, tc := range []struct{ name, body, rule string }{
+		{"case twin", head + `"action":"deny","Action":"approve"}`, `unknown member name "Action"`},
+		{"duplicate", head + `"action":"deny","action":"approve"}`, "duplicate member name"},
+		{"unknown member", head + `"action":"approve","approved_by":"ci"}`, `unknown member name "approved_by"`},
+	} {
+		status, answer := signedPostAnswer(t, p.Callback, hookSecret, []byte(tc.body))
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", tc.name, answer)
+		require.Contains(t, answer, tc.rule, tc.name)
+		require.Equal(t, "<missing>", readWS(ws, "notes/twin.txt"), "%s: nothing was approved", tc.name)
+	}
+	deny := []byte(head + `"action":"deny","reason":"strict"}`)
+	require.Equal(t, http.StatusNoContent, signedPost(t, p.Callback, hookSecret, deny), "the call still waited")
+	require.Equal(t, "denied.approval_declined", <-res)
+	require.Equal(t, "<missing>", readWS(ws, "notes/twin.txt"))
 }

@@ -23,15 +23,15 @@ import (
 // provider: its public URL (and so its audience) is known before it
 // listens, as a provider's client must be allowed that audience. oauthYAML
 // is more of http.oauth (indented by 4), yaml more config. It returns the
-// base URL.
-func startOAuthServer(t *testing.T, ws string, env []string, idp *testenv.OIDC, oauthYAML, yaml string) string {
+// base URL and the server's stderr, kept as it goes on.
+func startOAuthServer(t *testing.T, ws string, env []string, issuer, oauthYAML, yaml string) (string, *testenv.SyncBuffer) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
 	ln.Close()
 	base := "http://" + addr
-	cfg := writeConfig(t, ws, "http:\n  public_url: "+base+"\n  oauth:\n    issuer: "+idp.Issuer+
+	cfg := writeConfig(t, ws, "http:\n  public_url: "+base+"\n  oauth:\n    issuer: "+issuer+
 		"\n    scopes: [mcp:tools]\n"+oauthYAML+yaml)
 	cmd := exec.Command(binary, "serve", "--config", cfg, "--http", addr)
 	cmd.Env = env
@@ -57,11 +57,13 @@ func startOAuthServer(t *testing.T, ws string, env []string, idp *testenv.OIDC, 
 	}
 	require.True(t, started, "server did not start: %s", strings.Join(out, "\n"))
 	require.NotContains(t, strings.Join(out, "\n"), "generated bearer token", "with OAuth, no static token is made up")
+	var rest testenv.SyncBuffer
 	go func() {
 		for sc.Scan() {
+			_, _ = rest.Write(append(sc.Bytes(), '\n'))
 		}
 	}()
-	return base
+	return base, &rest
 }
 
 // TestPythonOAuthDiscovery: the official Python SDK, given only the
@@ -74,7 +76,7 @@ func TestPythonOAuthDiscovery(t *testing.T) {
 	script, err := filepath.Abs("../scripts/pyclient/oauth_check.py")
 	require.NoError(t, err)
 	ws, env := workspace(t)
-	base := startOAuthServer(t, ws, env, idp, "", "")
+	base, _ := startOAuthServer(t, ws, env, idp.Issuer, "", "")
 	client := idp.Client(t, base+"/mcp")
 	cmd := exec.Command(py, script, "--url", base+"/mcp", "--issuer", idp.Issuer, "--client-id", client,
 		"--client-secret-env", "OAUTH_CHECK_SECRET", "--scope", "mcp:tools")
@@ -92,7 +94,7 @@ func TestTypeScriptOAuthDiscovery(t *testing.T) {
 	script, err := filepath.Abs("../scripts/clients/oauth-ts/check.cjs")
 	require.NoError(t, err)
 	ws, env := workspace(t)
-	base := startOAuthServer(t, ws, env, idp, "", "")
+	base, _ := startOAuthServer(t, ws, env, idp.Issuer, "", "")
 	client := idp.Client(t, base+"/mcp")
 	cmd := exec.Command("node", script, prefix, base+"/mcp", idp.Issuer, client, "mcp:tools")
 	cmd.Env = append(env, "CLIENT_SECRET="+idp.Secret)
@@ -133,7 +135,7 @@ func errOutput(err error) string {
 func TestIdentityRulesPerSubject(t *testing.T) {
 	idp := testenv.NeedOIDC(t)
 	ws, env := workspace(t)
-	base := startOAuthServer(t, ws, env, idp, "    audience: "+testenv.Audience+"\n",
+	base, _ := startOAuthServer(t, ws, env, idp.Issuer, "    audience: "+testenv.Audience+"\n",
 		"identities:\n  - name: bob-reads\n    match: {subjects: [toolwarden-cc-bob]}\n    allow: [\"read_*\"]\n"+
 			"    limits: {max_calls_per_session: 1}\n")
 	session := func(clientID string) *client.Client {

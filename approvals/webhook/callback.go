@@ -1,13 +1,14 @@
 package webhook
 
 import (
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"unicode"
 
 	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/internal/strictjson"
 )
 
 // maxCallbackBytes bounds a callback's body.
@@ -34,9 +35,9 @@ func (k *Hook) Handler() http.Handler {
 			http.Error(w, "refused: "+err.Error(), http.StatusUnauthorized)
 			return
 		}
-		var d Decision
-		if err := json.Unmarshal(body, &d); err != nil || (d.Action != "approve" && d.Action != "deny") {
-			http.Error(w, "refused: want {id, args_sha256, action: approve|deny}", http.StatusBadRequest)
+		d, err := parseDecision(body)
+		if err != nil {
+			http.Error(w, "refused, nothing decided: "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		by := "webhook"
@@ -57,6 +58,22 @@ func (k *Hook) Handler() http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
+}
+
+// parseDecision reads a callback's body strictly: the signature proves
+// who sent the bytes, not how they are read, so a body two JSON readers
+// would read differently ("action" beside "Action", or twice) is
+// refused rather than guessed at, and so is any member Decision lacks.
+func parseDecision(body []byte) (Decision, error) {
+	const want = "want {id, args_sha256, action: approve|deny, reason?, by?}"
+	var d Decision
+	if err := strictjson.Unmarshal(body, &d); err != nil {
+		return d, fmt.Errorf("%w; %s", err, want)
+	}
+	if d.Action != "approve" && d.Action != "deny" {
+		return d, fmt.Errorf("action %q is neither approve nor deny; %s", clip(d.Action, maxByBytes), want)
+	}
+	return d, nil
 }
 
 // clip keeps at most n bytes of s, at a rune boundary, printable.

@@ -133,3 +133,48 @@ func TestWebhookPreviewIsBounded(t *testing.T) {
 	require.Len(t, p.Preview, maxPreviewBytes)
 	require.True(t, p.Cut)
 }
+
+// callbackRaw posts body byte for byte, correctly signed, and returns
+// the status and the answer.
+func callbackRaw(t *testing.T, url string, body string) (int, string) {
+	now := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	req.Header.Set(TimestampHeader, strconv.FormatInt(now.Unix(), 10))
+	req.Header.Set(SignatureHeader, Sign(secret, now, []byte(body)))
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	answer, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(answer)
+}
+
+// TestCallbackBodyIsStrict: signed bodies that two JSON readers would
+// read differently decide nothing, and the refusal names the rule.
+func TestCallbackBodyIsStrict(t *testing.T) {
+	hub, cb, got := setup(t)
+	out := ask(hub, "s1", "Create file a.txt")
+	p := <-got
+	head := `{"id":"s1","args_sha256":"digest-s1",`
+	for name, tc := range map[string]struct{ body, rule string }{
+		"case twin":           {head + `"action":"deny","Action":"approve"}`, `unknown member name "Action"`},
+		"upper-case only":     {head + `"ACTION":"approve"}`, `unknown member name "ACTION"`},
+		"duplicate action":    {head + `"action":"deny","action":"approve"}`, "duplicate member name"},
+		"duplicate id":        {`{"id":"other","id":"s1","args_sha256":"digest-s1","action":"approve"}`, "duplicate member name"},
+		"escaped duplicate":   {head + `"action":"deny","\u0061ction":"approve"}`, "duplicate member name"},
+		"unknown member":      {head + `"action":"approve","note":"x"}`, `unknown member name "note"`},
+		"trailing value":      {head + `"action":"deny"}{"action":"approve"}`, "after top-level value"},
+		"action not a word":   {head + `"action":"APPROVE"}`, `action "APPROVE" is neither approve nor deny`},
+		"action not a string": {head + `"action":true}`, "action"},
+	} {
+		status, answer := callbackRaw(t, cb.URL, tc.body)
+		require.Equal(t, http.StatusBadRequest, status, "%s: %s", name, answer)
+		require.Contains(t, answer, tc.rule, name)
+		_, waits := hub.Get(p.ID)
+		require.True(t, waits, "%s: the call still waits", name)
+	}
+	status, answer := callbackRaw(t, cb.URL, head+`"action":"deny","reason":"plain","by":"bob"}`)
+	require.Equal(t, http.StatusNoContent, status, answer)
+	d := <-out
+	require.False(t, d.Approve)
+	require.Equal(t, "webhook: bob", d.By)
+}

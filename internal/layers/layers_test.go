@@ -13,7 +13,8 @@ const module = "github.com/toolwarden/toolwarden/"
 
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
-var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured"}
+var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
+	"internal/strictjson"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
@@ -59,7 +60,7 @@ var mayImport = map[string][]string{
 	"approvals":         nil,
 	"approvals/page":    {"approvals"},
 	"approvals/socket":  {"approvals"},
-	"approvals/webhook": {"approvals"},
+	"approvals/webhook": {"approvals", "internal/strictjson"},
 	"tools/artifacts":   toolDeps,
 	"tools/exec":        toolDeps,
 	"tools/fs":          toolDeps,
@@ -81,13 +82,17 @@ var mayImport = map[string][]string{
 	// The strict JSON-RPC pre-check both transports run.
 	"internal/jsonrpcstrict": nil,
 	// Validates OAuth access tokens; knows nothing of MCP or the guard.
-	"internal/oauth":         nil,
-	"internal/toolerr":       nil,
-	"internal/capability":    nil,
-	"internal/workspacepath": {"internal/toolerr"},
-	"internal/artifactkey":   {"internal/toolerr"},
+	"internal/oauth": {"internal/strictjson"},
+	// A fake identity provider for the OAuth tests, in process and e2e.
+	"internal/oauth/oauthtest": nil,
+	"internal/toolerr":         nil,
+	"internal/capability":      nil,
+	"internal/workspacepath":   {"internal/toolerr"},
+	"internal/artifactkey":     {"internal/toolerr"},
 	// A tool's structured output with its JSON, encoded once.
 	"internal/structured": nil,
+	// Decodes bodies from outside strictly (exact, unique member names).
+	"internal/strictjson": nil,
 	// JSON encoders byte for byte as encoding/json (audit lines, digests).
 	"internal/jsonenc": nil,
 	// Renders docs/tools.md from the catalog's tool definitions.

@@ -5,12 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Introspection configures RFC 7662 token introspection, for the opaque
@@ -31,14 +32,14 @@ const introspectionTTL = time.Minute
 
 // introspected is the part of an RFC 7662 answer that is checked.
 type introspected struct {
-	Active   bool            `json:"active"`
-	Scope    string          `json:"scope"`
-	ClientID string          `json:"client_id"`
-	Sub      string          `json:"sub"`
-	Iss      string          `json:"iss"`
-	Exp      int64           `json:"exp"`
-	Nbf      int64           `json:"nbf"`
-	Aud      json.RawMessage `json:"aud"`
+	Active   bool           `json:"active"`
+	Scope    string         `json:"scope"`
+	ClientID string         `json:"client_id"`
+	Sub      string         `json:"sub"`
+	Iss      string         `json:"iss"`
+	Exp      int64          `json:"exp"`
+	Nbf      int64          `json:"nbf"`
+	Aud      jsontext.Value `json:"aud"`
 }
 
 // introspect asks the provider about an opaque token and checks the
@@ -65,7 +66,7 @@ func (v *Verifier) introspect(ctx context.Context, raw string, key [sha256.Size]
 		return nil, invalid("the token has expired (exp)")
 	case ans.Nbf != 0 && now.Before(time.Unix(ans.Nbf, 0).Add(-skew)):
 		return nil, invalid("the token is not valid yet (nbf)")
-	case ans.Sub == "":
+	case strings.TrimSpace(ans.Sub) == "":
 		return nil, invalid("the token lacks a required claim (exp, sub)")
 	}
 	p := &Principal{Issuer: v.cfg.Issuer, Subject: ans.Sub, ClientID: ans.ClientID, Scopes: strings.Fields(ans.Scope),
@@ -109,14 +110,14 @@ func (v *Verifier) askIntrospection(ctx context.Context, endpoint, raw string) (
 		return nil, fmt.Errorf("the introspection endpoint answered %s", res.Status)
 	}
 	var ans introspected
-	if err := json.NewDecoder(io.LimitReader(res.Body, maxMetadataBytes)).Decode(&ans); err != nil {
+	if err := readStrict(res.Body, &ans); err != nil {
 		return nil, err
 	}
 	return &ans, nil
 }
 
 // audiences reads aud, a string or a list of strings.
-func audiences(raw json.RawMessage) []string {
+func audiences(raw jsontext.Value) []string {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		return []string{one}

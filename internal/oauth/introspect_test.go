@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,4 +59,47 @@ func TestIntrospectionOfOpaqueTokens(t *testing.T) {
 	_, err = v.Verify(ctx, "good")
 	require.NoError(t, err)
 	require.Equal(t, n, asked.Load(), "an active answer is cached")
+}
+
+// TestProviderAnswersAreReadStrictly: an introspection answer or issuer
+// metadata that two JSON readers would read differently is refused, not
+// read the lenient way (the last duplicate, a case twin folded onto a
+// field); members toolwarden does not read are still skipped.
+func TestProviderAnswersAreReadStrictly(t *testing.T) {
+	exp := time.Now().Add(time.Hour).Unix()
+	good := `"sub":"alice","scope":"mcp:tools","aud":"` + audience + `","exp":` + strconv.FormatInt(exp, 10)
+	answers := map[string]string{
+		"extra":         `{"active":true,` + good + `,"username":"a","token_type":"Bearer"}`,
+		"twin":          `{"active":false,"Active":true,` + good + `}`,
+		"duplicate":     `{"active":false,"active":true,` + good + `}`,
+		"duplicate sub": `{"active":true,` + good + `,"sub":"admin"}`,
+		"blank sub":     `{"active":true,` + strings.Replace(good, `"alice"`, `" "`, 1) + `}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(answers[r.FormValue("token")]))
+	}))
+	defer srv.Close()
+	v, err := NewVerifier(Config{Issuer: "https://idp.example", Audience: audience,
+		Introspection: &Introspection{Endpoint: srv.URL}})
+	require.NoError(t, err)
+	for token, want := range map[string]string{
+		"extra": "", "twin": "not active", "duplicate": "duplicate member name",
+		"duplicate sub": "duplicate member name", "blank sub": "(exp, sub)",
+	} {
+		_, err := v.Verify(context.Background(), token)
+		if want == "" {
+			require.NoError(t, err, token)
+			continue
+		}
+		require.ErrorIs(t, err, ErrInvalidToken, token)
+		require.ErrorContains(t, err, want, token)
+	}
+
+	meta := httptest.NewServer(nil)
+	defer meta.Close()
+	meta.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"issuer":"https://evil.example","issuer":"` + meta.URL + `","jwks_uri":"` + meta.URL + `/jwks"}`))
+	})
+	_, err = discover(context.Background(), meta.Client(), meta.URL)
+	require.ErrorContains(t, err, "duplicate member name")
 }

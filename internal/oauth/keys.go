@@ -2,7 +2,6 @@ package oauth
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lestrrat-go/jwx/v3/jwk"
+	"github.com/toolwarden/toolwarden/internal/strictjson"
 )
 
 // keySource holds the issuer's signing keys: its metadata is discovered
@@ -31,6 +31,9 @@ type keySource struct {
 	meta    *providerMetadata
 	keys    jwk.Set
 	fetched time.Time // when keys were last fetched (or tried)
+	// fetchErr is why the last fetch failed, told to tokens until the
+	// next one is due.
+	fetchErr error
 	// discovered is when the metadata was last asked for.
 	discovered time.Time
 }
@@ -59,9 +62,12 @@ func (s *keySource) key(ctx context.Context, kid string) (jwk.Key, error) {
 	}
 	if s.fetched.IsZero() || now.Sub(s.fetched) >= s.minRefresh {
 		s.fetched = now
-		if err := s.fetch(ctx); err != nil && s.keys == nil {
-			return nil, err
-		}
+		s.fetchErr = s.fetch(ctx)
+	}
+	if s.keys == nil {
+		// No set was ever fetched: until the next try is due, every
+		// token gets the last failure, not a lookup in a nil set.
+		return nil, fmt.Errorf("%w (retried at most every %s)", s.fetchErr, s.minRefresh)
 	}
 	if k, ok := lookup(s.keys, kid); ok {
 		return k, nil
@@ -168,8 +174,22 @@ func getMetadata(ctx context.Context, client *http.Client, u string) (*providerM
 		return nil, fmt.Errorf("%s answered %s", u, res.Status)
 	}
 	var m providerMetadata
-	if err := json.NewDecoder(io.LimitReader(res.Body, maxMetadataBytes)).Decode(&m); err != nil {
+	if err := readStrict(res.Body, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", u, err)
 	}
 	return &m, nil
+}
+
+// readStrict decodes a provider's answer (at most maxMetadataBytes) with
+// exact member names, each once, skipping the members not read: which
+// issuer or introspection verdict counts must not depend on the reader.
+func readStrict(r io.Reader, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r, maxMetadataBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxMetadataBytes {
+		return fmt.Errorf("the answer is over %d bytes", maxMetadataBytes)
+	}
+	return strictjson.UnmarshalOpen(b, v)
 }

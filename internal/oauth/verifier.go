@@ -14,7 +14,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -25,6 +24,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
+	"github.com/toolwarden/toolwarden/internal/strictjson"
 )
 
 // Config is what a Verifier accepts.
@@ -157,6 +157,9 @@ func (v *Verifier) verify(ctx context.Context, raw string, cacheKey [sha256.Size
 	if ka, ok := key.Algorithm(); ok && ka.String() != h.Alg {
 		return nil, invalid("key %q is for %s, the token says %s", h.Kid, ka, h.Alg)
 	}
+	if err := checkClaims(raw); err != nil {
+		return nil, invalid("%v", err)
+	}
 	tok, err := jwt.Parse([]byte(raw), jwt.WithKey(alg, key), jwt.WithValidate(true),
 		jwt.WithIssuer(v.cfg.Issuer), jwt.WithAudience(v.cfg.Audience),
 		jwt.WithAcceptableSkew(v.cfg.ClockSkew), jwt.WithClock(jwt.ClockFunc(v.cfg.Now)),
@@ -220,7 +223,10 @@ func header(raw string) (jose, error) {
 	if err != nil {
 		return h, errors.New("malformed JWT header")
 	}
-	if err := json.Unmarshal(b, &h); err != nil {
+	// Exact names, once each, as jwx reads them: {"alg":"ES256",
+	// "ALG":"none"} must not pass the allowlist as one and verify as
+	// the other.
+	if err := strictjson.UnmarshalOpen(b, &h); err != nil {
 		return h, errors.New("malformed JWT header")
 	}
 	return h, nil
