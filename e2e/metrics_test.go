@@ -152,3 +152,24 @@ func TestMetricsBinaryPortTaken(t *testing.T) {
 	require.Contains(t, string(out), "metrics.addr: listen tcp "+ln.Addr().String())
 	require.Contains(t, string(out), "address already in use")
 }
+
+// TestMetricsCountTerminalDecisions: a call approved and one denied with
+// `toolwarden approvals` are counted under channel="terminal", as the
+// audit line's decided_by ("terminal uid=N") says.
+func TestMetricsCountTerminalDecisions(t *testing.T) {
+	t.Parallel()
+	metricsAddr := freeAddr(t)
+	c, _, env := terminalServer(t, "TOOLWARDEN_METRICS_ADDR="+metricsAddr)
+	for _, verb := range []string{"approve", "deny"} {
+		res := writeAsync(t, c, "notes/"+verb+".txt", "x\n")
+		out, err := approvalsCLI(t, env, verb, waitingID(t, env))
+		require.NoError(t, err, out)
+		<-res
+	}
+	require.Contains(t, auditLines(t, env), `"decided_by":"terminal uid=`)
+	fams := scrapeMetrics(t, metricsAddr)
+	for _, outcome := range []string{"approved", "declined"} {
+		require.Equal(t, 1.0, counter(fams, "toolwarden_approvals_total", map[string]string{"outcome": outcome, "channel": "terminal"}),
+			"%s on the terminal; the series: %v", outcome, fams["toolwarden_approvals_total"].GetMetric())
+	}
+}
