@@ -21,12 +21,14 @@ import (
 
 // terminalServer starts `toolwarden serve` with approval.channel
 // [elicit, terminal] and a client that cannot elicit; the control socket
-// lives under runtime (XDG_RUNTIME_DIR).
-func terminalServer(t *testing.T) (c *client.Client, ws string, env []string) {
+// lives under runtime (XDG_RUNTIME_DIR). extraEnv is more of serve's
+// environment.
+func terminalServer(t *testing.T, extraEnv ...string) (c *client.Client, ws string, env []string) {
 	t.Helper()
 	ws, env = workspace(t)
 	runtime := t.TempDir()
 	env = append(env, "XDG_RUNTIME_DIR="+runtime)
+	env = append(env, extraEnv...)
 	cfg := filepath.Join(t.TempDir(), "toolwarden.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: [elicit, terminal]\n"), 0o644))
 	c = client.NewClient(transport.NewStdio(binary, env, "serve", "--workspace", ws, "--config", cfg),

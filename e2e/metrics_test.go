@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -151,4 +152,59 @@ func TestMetricsBinaryPortTaken(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, string(out), "metrics.addr: listen tcp "+ln.Addr().String())
 	require.Contains(t, string(out), "address already in use")
+}
+
+// TestMetricsCountTerminalDecisions: a call approved and one denied with
+// `toolwarden approvals` are counted under channel="terminal", as the
+// audit line's decided_by ("terminal uid=N") says.
+func TestMetricsCountTerminalDecisions(t *testing.T) {
+	t.Parallel()
+	metricsAddr := freeAddr(t)
+	c, _, env := terminalServer(t, "TOOLWARDEN_METRICS_ADDR="+metricsAddr)
+	for _, verb := range []string{"approve", "deny"} {
+		res := writeAsync(t, c, "notes/"+verb+".txt", "x\n")
+		out, err := approvalsCLI(t, env, verb, waitingID(t, env))
+		require.NoError(t, err, out)
+		<-res
+	}
+	require.Contains(t, auditLines(t, env), `"decided_by":"terminal uid=`)
+	fams := scrapeMetrics(t, metricsAddr)
+	for _, outcome := range []string{"approved", "declined"} {
+		require.Equal(t, 1.0, counter(fams, "toolwarden_approvals_total", map[string]string{"outcome": outcome, "channel": "terminal"}),
+			"%s on the terminal; the series: %v", outcome, fams["toolwarden_approvals_total"].GetMetric())
+	}
+}
+
+// TestMetricsBinaryRefusesForeignHost: a DNS-rebinding page reaches the
+// loopback metrics listener under its own name, so /metrics answers only a
+// loopback Host, as the MCP listener and the approval page do.
+func TestMetricsBinaryRefusesForeignHost(t *testing.T) {
+	t.Parallel()
+	ws, env := workspace(t)
+	metricsAddr := freeAddr(t)
+	startHTTP(t, ws, append(env, "TOOLWARDEN_METRICS_ADDR="+metricsAddr))
+	_, port, err := net.SplitHostPort(metricsAddr)
+	require.NoError(t, err)
+	get := func(host string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+		require.NoError(t, err)
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	for _, host := range []string{"evil.example:" + port, "evil.example", "127.0.0.1.nip.io:" + port, "10.0.0.1:" + port} {
+		code, body := get(host)
+		require.Equal(t, http.StatusForbidden, code, "Host %s: %s", host, body)
+		require.Contains(t, body, "forbidden: Host")
+		require.NotContains(t, body, "toolwarden_", "no metric is served to Host %s", host)
+	}
+	for _, host := range []string{metricsAddr, "localhost:" + port, "[::1]:" + port} {
+		code, body := get(host)
+		require.Equal(t, http.StatusOK, code, "Host %s: %s", host, body)
+		require.Contains(t, body, "toolwarden_build_info")
+	}
 }

@@ -50,7 +50,8 @@ func (c *Client) Next() (Response, error) {
 		return Response{}, err
 	}
 	if r.Error != "" {
-		return r, errors.New(r.Error)
+		// The caller prints it: no raw terminal controls from the server.
+		return r, errors.New(oneLine(r.Error))
 	}
 	return r, nil
 }

@@ -38,7 +38,7 @@ func RunDecide(w io.Writer, server, id string, approve bool, reason string) erro
 		return err
 	}
 	verb := map[bool]string{true: "approved", false: "denied"}[approve]
-	fmt.Fprintf(w, "%s %s: %s on server %s\n", verb, p.ID, p.Tool, p.Server)
+	fmt.Fprintf(w, "%s %s: %s on server %s\n", verb, oneLine(p.ID), oneLine(p.Tool), oneLine(p.Server))
 	return nil
 }
 

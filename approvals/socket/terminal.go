@@ -71,22 +71,26 @@ func ListAll(socks []string) ([]Pending, error) {
 	return out, errors.Join(errs...)
 }
 
-// PrintList writes the waiting calls as a table, or as JSON.
+// PrintList writes the waiting calls as a table, or as JSON; either way
+// no character of theirs that a terminal acts on is written raw.
 func PrintList(w io.Writer, ps []Pending, asJSON bool, now time.Time) error {
 	if asJSON {
 		if ps == nil {
 			ps = []Pending{}
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(ps)
+		js, err := json.MarshalIndent(ps, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(jsonSafe(js), '\n'))
+		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSERVER\tTOOL\tIDENTITY\tSESSION\tLEFT\tACTION")
 	for _, p := range ps {
 		first, _, _ := strings.Cut(p.Preview, "\n")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Server, p.Tool, orLocal(p.Identity), p.Session,
-			p.Expires.Sub(now).Round(time.Second), clip(first, 80))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(p.ID), oneLine(p.Server), oneLine(p.Tool),
+			oneLine(orLocal(p.Identity)), oneLine(p.Session), p.Expires.Sub(now).Round(time.Second), oneLine(clip(first, 80)))
 	}
 	return tw.Flush()
 }

@@ -97,7 +97,7 @@ func (w *watcher) event(p Pending) {
 	}
 	if p.done {
 		if w.asked != nil && w.asked.ID == p.ID && w.asked.socket == p.socket {
-			fmt.Fprintf(w.out, "\n%s ended before a decision (answered elsewhere, expired, or cancelled); nothing decided.\n", p.ID)
+			fmt.Fprintf(w.out, "\n%s ended before a decision (answered elsewhere, expired, or cancelled); nothing decided.\n", oneLine(p.ID))
 			w.asked = nil
 		}
 		for i, q := range w.queue {
@@ -123,7 +123,8 @@ func (w *watcher) askNext() {
 		head, more = head[:watchHeadBytes], len(head)-watchHeadBytes
 	}
 	fmt.Fprintf(w.out, "\n── approval %s (server %s)\ntool:     %s\nidentity: %s\nsession:  %s\nexpires:  in %s\n\n%s\n",
-		p.ID, p.Server, p.Tool, orLocal(p.Identity), p.Session, time.Until(p.Expires).Round(time.Second), head)
+		oneLine(p.ID), oneLine(p.Server), oneLine(p.Tool), oneLine(orLocal(p.Identity)), oneLine(p.Session),
+		time.Until(p.Expires).Round(time.Second), lines(head))
 	if more > 0 {
 		fmt.Fprintf(w.out, "… %d more bytes not shown (toolwarden approvals list --json, or the approval page, shows all)\n", more)
 	}
@@ -152,10 +153,10 @@ func (w *watcher) answer(line string) {
 	}
 	switch {
 	case err != nil:
-		fmt.Fprintf(w.out, "%s: not decided: %v\n", p.ID, err)
+		fmt.Fprintf(w.out, "%s: not decided: %v\n", oneLine(p.ID), err)
 	case approve:
-		fmt.Fprintf(w.out, "%s approved.\n", p.ID)
+		fmt.Fprintf(w.out, "%s approved.\n", oneLine(p.ID))
 	default:
-		fmt.Fprintf(w.out, "%s denied.\n", p.ID)
+		fmt.Fprintf(w.out, "%s denied.\n", oneLine(p.ID))
 	}
 }

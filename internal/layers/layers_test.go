@@ -47,7 +47,7 @@ var mayImport = map[string][]string{
 	// The HTTP transports (streamable, legacy SSE), likewise: the server
 	// is handed to it as mcp-go's server and a few hooks.
 	"mcpserver/httpserve": with(leaves, "configs", "internal/jsonrpcstrict", "internal/oauth", "internal/tracing",
-		"mcpserver/internal/wire"),
+		"mcpserver/internal/wire", "internal/hostcheck"),
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.
@@ -75,7 +75,10 @@ var mayImport = map[string][]string{
 	"internal/clusterstate": with(leaves, "guard", "approvals"),
 	// Counts calls, decisions and sandbox runs for Prometheus (the guard's
 	// Observer, a sandbox.Runner wrapper).
-	"internal/metrics": {"guard", "sandbox", "internal/version"},
+	"internal/metrics": {"guard", "sandbox", "internal/version", "internal/hostcheck"},
+	// Refuses HTTP requests whose Host a DNS-rebinding page sent (the MCP
+	// and metrics listeners); loopback as configs decides it.
+	"internal/hostcheck": {"configs"},
 	// OpenTelemetry spans of calls and of the sandbox runs, S3 and Neo4j
 	// requests they make; tools use it, so it imports no tool.
 	"internal/tracing": {"sandbox"},

@@ -80,7 +80,7 @@ func TestObserveCountsAuditLines(t *testing.T) {
 		{Entry: audit.Entry{Tool: "read_file", Outcome: guard.OutcomeFailed, Code: "not_found", DurationMS: 3}},
 		line("read_file", guard.Deny, "path.inside_workspace"),
 		line("write_file", guard.NeedsApproval, "approval.elicit"),
-		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, DecidedBy: "socket uid=1000"}},
+		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.terminal", DecidedBy: "terminal uid=1000"}},
 		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.OutcomeCompleted}, RedactedBy: map[string]int{"aws-access-token": 2, "github-pat": 1}},
 		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Declined, Rule: "approval.timeout"}},
 		{Entry: audit.Entry{Tool: "write_file", Outcome: guard.Approved, Rule: "approval.elicit"}},
@@ -103,7 +103,7 @@ func TestObserveCountsAuditLines(t *testing.T) {
 		value(t, f, "toolwarden_guard_decision_seconds", map[string]string{"outcome": "denied"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_call_duration_seconds", map[string]string{"tool": "read_file", "outcome": "failed"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "needs_approval", "channel": "-"}))
-	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "socket"}))
+	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "terminal"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "declined", "channel": "-"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "elicit"}))
 	require.Equal(t, 1.0, value(t, f, "toolwarden_approvals_total", map[string]string{"outcome": "approved", "channel": "session"}))

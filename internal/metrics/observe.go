@@ -39,20 +39,37 @@ func (m *Metrics) Observe(ev guard.Event) {
 	}
 }
 
-// channel is the label of the channel an approval was answered on: the
-// audit line's decided_by ("socket uid=1000" is "socket"), else its rule
-// ("approval.elicit", or "approval.session" for a call the human approved
-// for the rest of the session); "-" when neither names one (a timeout).
+// channel is the label of the channel an approval was answered on, read
+// from the audit line as the server writes it (mcpserver's askHub and
+// approver): an approval on the page, terminal or webhook has rule
+// "approval.<channel>", one in the client's form "approval.elicit" (or
+// "approval.elicit.session"), one remembered for the session
+// "approval.session". A refusal's rule is "approval.declined" whatever
+// the channel, so its decided_by names it: "page", "terminal uid=1000",
+// "webhook" or "webhook: BY", or "client url elicitation: ACTION" (the
+// client refused the page's link). "-" when neither names one (a
+// timeout, a refusal in the client's form).
 func channel(decidedBy, rule string) string {
-	word, _, _ := strings.Cut(decidedBy, " ")
-	if word == "" {
-		word = strings.TrimPrefix(rule, "approval.")
+	switch r := strings.TrimPrefix(rule, "approval."); r {
+	case "page", "terminal", "webhook", "elicit", "session":
+		return r
+	case "elicit.session":
+		return "elicit"
 	}
-	switch word {
-	case "elicit", "session", "page", "socket", "webhook":
-		return word
+	for _, c := range decidedByChannel {
+		if rest, ok := strings.CutPrefix(decidedBy, c.prefix); ok && (rest == "" || strings.ContainsAny(rest[:1], " :")) {
+			return c.channel
+		}
 	}
 	return "-"
+}
+
+// decidedByChannel maps the first words of decided_by to the channel.
+var decidedByChannel = []struct{ prefix, channel string }{
+	{"page", "page"},
+	{"terminal", "terminal"},
+	{"webhook", "webhook"},
+	{"client url elicitation", "page"},
 }
 
 // WaitingForApproval counts a call as waiting for a human until the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/toolwarden/toolwarden/internal/hostcheck"
 )
 
 // Path is where the metrics are served.
@@ -39,9 +40,10 @@ func Listen(addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve serves Handler on ln until ctx is done.
+// Serve serves Handler on ln until ctx is done, to the Hosts
+// checkHost(ln) lets through.
 func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) {
-	srv := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+	srv := &http.Server{Handler: checkHost(ln.Addr(), m.Handler()), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -51,4 +53,21 @@ func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) 
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("metrics listener stopped", "err", err)
 	}
+}
+
+// checkHost refuses a request whose Host a DNS-rebinding page could have
+// sent, decided by the address the listener has. On loopback (the
+// default) the Host must be loopback too: localhost or a loopback IP, as
+// on the MCP listener. Off loopback (metrics.allow_remote) a scraper
+// reaches the listener from elsewhere, so any IP address is a fair Host,
+// but a name is not: a rebinding page can send only its own name, and
+// Prometheus' service discovery scrapes by IP (a scraper that names the
+// host must put an IP or the address in its target instead).
+func checkHost(addr net.Addr, next http.Handler) http.Handler {
+	if tcp, ok := addr.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
+		return hostcheck.Handler(func(hostport string) bool {
+			return hostcheck.Loopback(hostport) || hostcheck.IPLiteral(hostport)
+		}, "metrics.allow_remote: an IP address or localhost, never a name, against DNS rebinding", next)
+	}
+	return hostcheck.Handler(hostcheck.Loopback, "metrics.addr is loopback: a loopback Host only, against DNS rebinding", next)
 }

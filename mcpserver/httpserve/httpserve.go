@@ -25,6 +25,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/hostcheck"
 	"github.com/toolwarden/toolwarden/internal/oauth"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/internal/tracing"
@@ -157,17 +158,9 @@ func Serve(ctx context.Context, s Server, ln net.Listener, opts Options) error {
 // checkHost refuses requests whose Host is neither loopback nor allowed, so
 // a DNS-rebound page cannot reach a local server.
 func checkHost(allowed []string, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		host := r.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if !configs.IsLoopback(host) && !slices.Contains(allowed, r.Host) && !slices.Contains(allowed, host) {
-			http.Error(w, "forbidden: Host "+quote(r.Host)+" is not allowed (http.allowed_hosts)", http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	return hostcheck.Handler(func(hostport string) bool {
+		return hostcheck.Loopback(hostport) || slices.Contains(allowed, hostport) || slices.Contains(allowed, hostcheck.Hostname(hostport))
+	}, "http.allowed_hosts", next)
 }
 
 // checkOrigin refuses browser requests from origins not explicitly
