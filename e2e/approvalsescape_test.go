@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/oauth/oauthtest"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
@@ -29,14 +30,14 @@ var rawTerminalBytes = []string{"\x1b", "\a", "\u009b", "\u202e", "\u2028", "\u2
 // `approvals watch` show it escaped, on one line, in one row.
 func TestApprovalsTerminalEscapesIdentity(t *testing.T) {
 	t.Parallel()
-	iss := testenv.LocalIssuer(t)
+	iss := oauthtest.New(t)
 	ws, env := workspace(t)
 	runtime := t.TempDir()
 	env = append(env, "XDG_RUNTIME_DIR="+runtime)
-	base := startOAuthServer(t, ws, env, &testenv.OIDC{Issuer: iss.URL}, "    audience: "+testenv.Audience+"\n",
+	base, _ := startOAuthServer(t, ws, env, iss.URL, "    audience: "+testenv.Audience+"\n",
 		"approval:\n  channel: [terminal]\n")
 	c, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{
-		"Authorization": "Bearer " + iss.Token(t, hostileSubject, "mcp:tools", testenv.Audience)}))
+		"Authorization": "Bearer " + iss.Sign(t, iss.Claims(hostileSubject, testenv.Audience))}))
 	require.NoError(t, err)
 	require.NoError(t, c.Start(ctxT(t)))
 	t.Cleanup(func() { c.Close() })
