@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/internal/strictjson"
 )
 
 // Client talks to one server's control socket.
@@ -46,7 +47,9 @@ func (c *Client) Next() (Response, error) {
 		return Response{}, errors.New("the server closed the control socket")
 	}
 	var r Response
-	if err := json.Unmarshal(c.sc.Bytes(), &r); err != nil {
+	// A newer server may say more than this client reads; names are
+	// still exact and appear once.
+	if err := strictjson.UnmarshalOpen(c.sc.Bytes(), &r); err != nil {
 		return Response{}, err
 	}
 	if r.Error != "" {

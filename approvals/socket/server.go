@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/toolwarden/toolwarden/approvals"
+	"github.com/toolwarden/toolwarden/internal/strictjson"
 )
 
 // maxLineBytes bounds one request line.
@@ -92,7 +93,9 @@ func (s *Server) serveConn(c *net.UnixConn) {
 	sc.Buffer(make([]byte, 4096), maxLineBytes)
 	for sc.Scan() {
 		var req Request
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+		// Exact member names, no duplicates, no unknown members: a
+		// {"approve":false,"Approve":true} must not approve.
+		if err := strictjson.Unmarshal(sc.Bytes(), &req); err != nil {
 			_ = enc.Encode(Response{Error: "bad request: " + err.Error()})
 			return
 		}

@@ -1,8 +1,10 @@
 package socket
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,4 +142,36 @@ func TestOtherUIDRefused(t *testing.T) {
 	require.Contains(t, string(out), "client: refused: uid 65534 may not use the control socket of a server running as uid 0")
 	_, waits := hub.Get("x")
 	require.True(t, waits)
+}
+
+// TestRequestIsReadStrictly: a request line is read with exact member
+// names, once each: encoding/json took "Approve" for "approve" and let the
+// last duplicate win, so a line a reviewer reads as a denial approved.
+func TestRequestIsReadStrictly(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	dir, err := Dir()
+	require.NoError(t, err)
+	hub, s := serve(t, dir)
+	r, out := pending(t, hub, "a")
+	for name, line := range map[string]string{
+		"case twin": `{"op":"decide","id":"a","digest":"` + r.Digest + `","approve":false,"Approve":true}`,
+		"duplicate": `{"op":"decide","id":"a","digest":"` + r.Digest + `","approve":false,"approve":true}`,
+		"unknown":   `{"op":"decide","id":"a","digest":"` + r.Digest + `","approve":true,"by":"page"}`,
+	} {
+		conn, err := net.Dial("unix", s.Path())
+		require.NoError(t, err)
+		_, err = conn.Write([]byte(line + "\n"))
+		require.NoError(t, err)
+		answer, err := bufio.NewReader(conn).ReadString('\n')
+		require.NoError(t, err)
+		conn.Close()
+		require.Contains(t, answer, "bad request", name)
+		_, waiting := hub.Get("a")
+		require.True(t, waiting, "%s: nothing was decided", name)
+	}
+	c, err := Dial(s.Path())
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Decide("a", r.Digest, false, ""), "a well-formed line still decides")
+	require.False(t, (<-out).Approve)
 }

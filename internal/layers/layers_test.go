@@ -59,7 +59,7 @@ var mayImport = map[string][]string{
 	// The approval hub and its channels (page, terminal socket, webhook).
 	"approvals":         nil,
 	"approvals/page":    {"approvals"},
-	"approvals/socket":  {"approvals"},
+	"approvals/socket":  {"approvals", "internal/strictjson"},
 	"approvals/webhook": {"approvals", "internal/strictjson"},
 	"tools/artifacts":   toolDeps,
 	"tools/exec":        toolDeps,
