@@ -166,7 +166,8 @@ func TestApprovalPageInBrowser(t *testing.T) {
 }
 
 // pageSession logs in with the one-time URL and returns a client that
-// keeps the session cookie and does not follow redirects, and the origin.
+// keeps the session cookie and does not follow redirects, and the base
+// of the session's page (the origin and the session's own path).
 func pageSession(t *testing.T, url string) (*http.Client, string) {
 	t.Helper()
 	jar, err := cookiejar.New(nil)
@@ -176,18 +177,24 @@ func pageSession(t *testing.T, url string) (*http.Client, string) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	origin, _, _ := strings.Cut(strings.TrimPrefix(url, "http://"), "/")
-	return hc, "http://" + origin
+	require.True(t, strings.HasPrefix(res.Header.Get("Location"), "/s/"), res.Header.Get("Location"))
+	return hc, originOf(url) + res.Header.Get("Location")
+}
+
+// originOf is the scheme and host of an http URL.
+func originOf(url string) string {
+	host, _, _ := strings.Cut(strings.TrimPrefix(url, "http://"), "/")
+	return "http://" + host
 }
 
 var hiddenField = regexp.MustCompile(`name="(id|digest|csrf)" value="([^"]*)"`)
 
-// pageForm reads the waiting call's form fields off the page.
-func pageForm(t *testing.T, hc *http.Client, origin string) neturl.Values {
+// pageForm reads the waiting call's form fields off the session's page.
+func pageForm(t *testing.T, hc *http.Client, base string) neturl.Values {
 	t.Helper()
 	form := neturl.Values{}
 	require.Eventually(t, func() bool {
-		res, err := hc.Get(origin + "/")
+		res, err := hc.Get(base)
 		if err != nil {
 			return false
 		}
@@ -203,9 +210,11 @@ func pageForm(t *testing.T, hc *http.Client, origin string) neturl.Values {
 	return form
 }
 
-func postDecision(t *testing.T, hc *http.Client, origin, from string, form neturl.Values) int {
+// postDecision posts form to the session's page at base, from the origin
+// from.
+func postDecision(t *testing.T, hc *http.Client, base, from string, form neturl.Values) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, origin+"/decide", strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(http.MethodPost, base+"decide", strings.NewReader(form.Encode()))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", from)
@@ -222,9 +231,10 @@ func TestApprovalPageRefusesForgeries(t *testing.T) {
 	t.Parallel()
 	ws, env := workspace(t)
 	c, url := pageServer(t, env, "--workspace", ws)
-	hc, origin := pageSession(t, url)
+	hc, base := pageSession(t, url)
+	origin := originOf(url)
 	res := writeAsync(t, c, "notes/forged.txt", "forged?\n")
-	form := pageForm(t, hc, origin)
+	form := pageForm(t, hc, base)
 	with := func(k, v string) neturl.Values {
 		f := neturl.Values{}
 		for key := range form {
@@ -246,7 +256,7 @@ func TestApprovalPageRefusesForgeries(t *testing.T) {
 		if tc.form.Get("action") == "" {
 			tc.form.Set("action", "approve")
 		}
-		require.Equal(t, tc.code, postDecision(t, hc, origin, tc.from, tc.form), name)
+		require.Equal(t, tc.code, postDecision(t, hc, base, tc.from, tc.form), name)
 	}
 	select {
 	case code := <-res:
@@ -255,9 +265,9 @@ func TestApprovalPageRefusesForgeries(t *testing.T) {
 	}
 	require.Equal(t, "<missing>", readWS(ws, "notes/forged.txt"))
 
-	require.Equal(t, http.StatusSeeOther, postDecision(t, hc, origin, origin, with("action", "deny")))
+	require.Equal(t, http.StatusSeeOther, postDecision(t, hc, base, origin, with("action", "deny")))
 	require.Equal(t, "denied.approval_declined", <-res)
-	require.Equal(t, http.StatusConflict, postDecision(t, hc, origin, origin, with("action", "approve")), "a replay finds the call ended")
+	require.Equal(t, http.StatusConflict, postDecision(t, hc, base, origin, with("action", "approve")), "a replay finds the call ended")
 	require.Equal(t, "<missing>", readWS(ws, "notes/forged.txt"))
 }
 

@@ -33,10 +33,10 @@ func (o *linkOpener) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp
 	o.mu.Unlock()
 	if decide != "" {
 		go func() {
-			hc, origin := pageSession(o.t, req.Params.URL)
-			form := pageForm(o.t, hc, origin)
+			hc, base := pageSession(o.t, req.Params.URL)
+			form := pageForm(o.t, hc, base)
 			form.Set("action", decide)
-			if code := postDecision(o.t, hc, origin, origin, form); code != http.StatusSeeOther {
+			if code := postDecision(o.t, hc, base, originOf(base), form); code != http.StatusSeeOther {
 				o.t.Errorf("decision on the linked page: HTTP %d", code)
 			}
 		}()

@@ -231,8 +231,9 @@ func pageDecide(ctx context.Context, stderrLog string, decisions []decision) (re
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	origin, _, _ := strings.Cut(strings.TrimPrefix(login, "http://"), "/")
 	origin = "http://" + origin
-	if code, err := pageDo(ctx, hc, http.MethodGet, login, "", nil); err != nil || code != http.StatusSeeOther {
-		res.err = fmt.Errorf("logging in on the page: %d %v", code, err)
+	base, err := pageLogin(ctx, hc, login)
+	if err != nil {
+		res.err = err
 		return res
 	}
 	decided := map[string]bool{}
@@ -240,7 +241,7 @@ func pageDecide(ctx context.Context, stderrLog string, decisions []decision) (re
 		var form neturl.Values
 		for form == nil {
 			var page string
-			if _, err := pageDo(ctx, hc, http.MethodGet, origin+"/", "", &page); err != nil {
+			if _, err := pageDo(ctx, hc, http.MethodGet, base, "", &page); err != nil {
 				res.err = err
 				return res
 			}
@@ -260,12 +261,30 @@ func pageDecide(ctx context.Context, stderrLog string, decisions []decision) (re
 		decided[form.Get("id")] = true
 		res.seen = append(res.seen, waitingCall{ID: form.Get("id")})
 		form.Set("action", d[0])
-		if code, err := pageDo(ctx, hc, http.MethodPost, origin+"/decide", origin, nil, form); err != nil || code != http.StatusSeeOther {
+		if code, err := pageDo(ctx, hc, http.MethodPost, base+"decide", origin, nil, form); err != nil || code != http.StatusSeeOther {
 			res.err = fmt.Errorf("deciding %s on the page: %d %v", d[0], code, err)
 			return res
 		}
 	}
 	return res
+}
+
+// pageLogin trades the one-time URL for the session cookie and returns
+// the session's page: the cookie is sent only under its path.
+func pageLogin(ctx context.Context, hc *http.Client, login string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, login, nil)
+	if err != nil {
+		return "", err
+	}
+	res, err := hc.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("logging in on the page: %w", err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		return "", fmt.Errorf("logging in on the page: HTTP %d", res.StatusCode)
+	}
+	return originOf(login) + res.Header.Get("Location"), nil
 }
 
 // pageURL waits for the page's one-time URL in toolwarden's stderr.

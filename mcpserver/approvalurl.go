@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -24,15 +25,28 @@ func canElicitURL(ctx context.Context) bool {
 	return caps.Elicitation != nil && caps.Elicitation.URL != nil
 }
 
+// trustsClient reports whether approval.channel lists elicit: the
+// operator lets the client ask the human.
+func (a *approver) trustsClient() bool { return slices.Contains(a.channels, channelElicit) }
+
 // offerLink sends, to a client that declared URL-mode elicitation, the
 // approval page's link to this one call, so that it shows the human a
 // link instead of nothing. The decision still comes from the page: the
 // client's accept only says the human was shown the link, its decline or
 // cancel denies the call. stop ends the offer and, when it was sent, tells
 // the client the approval is over (notifications/elicitation/complete).
+//
+// The link is offered only when approval.channel lists elicit. Whoever
+// holds the link can open it and decide, so sending it is trusting the
+// client to hand it to the human; an operator who left elicit out (say
+// [page]) trusts no client, and a same-host client given the link could
+// approve its own call (issue 41).
 func (a *approver) offerLink(ctx context.Context, req approvals.Request) (stop func()) {
+	if !a.trustsClient() || !canElicitURL(ctx) {
+		return func() {}
+	}
 	link := a.hub.Link(req)
-	if link == "" || !canElicitURL(ctx) {
+	if link == "" {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -104,7 +104,7 @@ func (p *Page) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this approval link is not valid or was already used; restart toolwarden serve for a new one", http.StatusForbidden)
 		return
 	}
-	startSession(w, r, s)
+	startSession(w, r, p.auth.base(s), s)
 }
 
 // callLink is the URL that opens the page for one call only, once: what
@@ -125,36 +125,63 @@ func (p *Page) call(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "this approval link is not valid or was already used", http.StatusForbidden)
 		return
 	}
-	startSession(w, r, s)
+	startSession(w, r, p.auth.base(s), s)
 }
 
-func startSession(w http.ResponseWriter, r *http.Request, s string) {
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+// startSession gives the browser the session's cookie and sends it to
+// the session's own path.
+//
+// Browsers do not scope cookies by port: a cookie of 127.0.0.1 goes to
+// every listener on 127.0.0.1 the browser visits (a dev server, another
+// account's process), which could replay it to the page outside any
+// browser, where Origin and CSRF checks stop nothing (issue 41). So the
+// cookie is scoped by path instead: the page of a session lives under
+// /s/KEY/, KEY an HMAC of the session that no other listener knows, and
+// the cookie's Path is that prefix, so the browser sends it to no other
+// path, on any port. (Another name for the cookie would not help: the
+// other listener receives name and value. A token in sessionStorage and a
+// header would, but then the page needs script and its event stream,
+// which cannot send headers, a token in the URL.) Each session has its own
+// KEY, so the holder of a per-call link learns no other session's path.
+func startSession(w http.ResponseWriter, r *http.Request, base, s string) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: s, Path: base, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, base, http.StatusSeeOther)
 }
 
-// session is a browser's session: its cookie value and its scope ("" for
-// every call, else the one approval ID it may see and decide).
-type session struct{ id, scope string }
+// pathKey is the KEY of a session's path /s/KEY/.
+func (a *auth) pathKey(session string) string { return a.mac("path", session) }
+
+// base is the path a session's page lives under.
+func (a *auth) base(session string) string { return pathSession + a.pathKey(session) + "/" }
+
+// session is a browser's session: its cookie value, its scope ("" for
+// every call, else the one approval ID it may see and decide) and the
+// path its page lives under.
+type session struct{ id, scope, base string }
 
 // sees reports whether the session may see and decide the call id.
 func (s session) sees(id string) bool { return s.scope == "" || s.scope == id }
 
 type sessionHandler func(w http.ResponseWriter, r *http.Request, s session)
 
-// session lets through only requests with a session cookie.
+// session lets through only requests with a session cookie, under that
+// session's own path.
 func (p *Page) session(h sessionHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := r.Cookie(sessionCookie)
 		if err != nil {
-			http.Error(w, "no approval session: open the URL toolwarden serve printed", http.StatusForbidden)
+			noSession(w, r)
 			return
 		}
 		scope, ok := p.auth.scope(c.Value)
-		if !ok {
-			http.Error(w, "no approval session: open the URL toolwarden serve printed", http.StatusForbidden)
+		if !ok || !hmac.Equal([]byte(r.PathValue("key")), []byte(p.auth.pathKey(c.Value))) {
+			noSession(w, r)
 			return
 		}
-		h(w, r, session{id: c.Value, scope: scope})
+		h(w, r, session{id: c.Value, scope: scope, base: p.auth.base(c.Value)})
 	}
+}
+
+func noSession(w http.ResponseWriter, _ *http.Request) {
+	http.Error(w, "no approval session: open the URL toolwarden serve printed", http.StatusForbidden)
 }

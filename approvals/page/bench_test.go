@@ -33,7 +33,7 @@ func BenchmarkDecisionRoundTrip(b *testing.B) {
 		}
 		form := s.form(req, "approve")
 		start := time.Now()
-		hr, _ := http.NewRequest(http.MethodPost, s.origin+pathDecide, strings.NewReader(form.Encode()))
+		hr, _ := http.NewRequest(http.MethodPost, s.base+pathDecide, strings.NewReader(form.Encode()))
 		hr.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		hr.Header.Set("Origin", s.origin)
 		res, err := s.browser.Do(hr)

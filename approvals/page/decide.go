@@ -43,8 +43,8 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, s session) {
 	case err != nil:
 		http.Error(w, "refused: "+err.Error(), http.StatusConflict)
 	case d.Approve:
-		http.Redirect(w, r, "/?m=approved", http.StatusSeeOther)
+		http.Redirect(w, r, s.base+"?m=approved", http.StatusSeeOther)
 	default:
-		http.Redirect(w, r, "/?m=denied", http.StatusSeeOther)
+		http.Redirect(w, r, s.base+"?m=denied", http.StatusSeeOther)
 	}
 }

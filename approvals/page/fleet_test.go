@@ -41,7 +41,7 @@ func TestPageDecidesACallOfAnotherReplica(t *testing.T) {
 		Preview: "Create file on-replica-a.txt", Created: now, Expires: now.Add(time.Minute)}}
 	s.hub.SetFleet(other)
 
-	res, err := s.browser.Get(s.origin + "/")
+	res, err := s.browser.Get(s.base)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()

@@ -3,7 +3,9 @@
 // approvals.Hub, for clients that cannot ask the human themselves.
 //
 // The page is reached through a URL with a one-time secret, which is
-// exchanged for a session cookie on first use. It shows the exact action
+// exchanged for a session cookie on first use; the cookie is scoped to the
+// session's own secret path, so the browser sends it to no other listener
+// on the same host. It shows the exact action
 // (escaped: file content and arguments are hostile), refreshes itself
 // over server-sent events, and accepts a decision only from its own
 // origin, with the session cookie and a CSRF token bound to the session,
@@ -74,13 +76,16 @@ func (p *Page) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// The page's paths.
+// The page's paths. A session's page, events and decisions live under
+// its own /s/KEY/ (see startSession); the login paths and the assets,
+// which need no session, at the root.
 const (
-	pathLogin  = "/login"
-	pathCall   = "/call"
-	pathEvents = "/events"
-	pathDecide = "/decide"
-	pathStatic = "/assets/"
+	pathLogin   = "/login"
+	pathCall    = "/call"
+	pathSession = "/s/"
+	pathEvents  = "events"
+	pathDecide  = "decide"
+	pathStatic  = "/assets/"
 )
 
 // Handler routes the page's requests; every response carries the
@@ -90,9 +95,10 @@ func (p *Page) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+pathLogin, p.login)
 	mux.HandleFunc("GET "+pathCall, p.call)
-	mux.HandleFunc("GET /{$}", p.session(p.index))
-	mux.HandleFunc("GET "+pathEvents, p.session(p.events))
-	mux.HandleFunc("POST "+pathDecide, p.session(p.decide))
+	mux.HandleFunc("GET /{$}", noSession)
+	mux.HandleFunc("GET "+pathSession+"{key}/{$}", p.session(p.index))
+	mux.HandleFunc("GET "+pathSession+"{key}/"+pathEvents, p.session(p.events))
+	mux.HandleFunc("POST "+pathSession+"{key}/"+pathDecide, p.session(p.decide))
 	mux.HandleFunc("GET "+pathStatic+"app.js", asset("assets/app.js", "text/javascript; charset=utf-8"))
 	mux.HandleFunc("GET "+pathStatic+"app.css", asset("assets/app.css", "text/css; charset=utf-8"))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

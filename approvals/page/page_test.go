@@ -20,6 +20,7 @@ type served struct {
 	hub     *approvals.Hub
 	url     string // the one-time URL
 	origin  string
+	base    string // origin and the session's own path, /s/KEY/
 	browser *http.Client
 	session string
 }
@@ -40,7 +41,10 @@ func serve(t testing.TB) *served {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	for _, c := range jar.Cookies(&url.URL{Scheme: "http", Host: ln.Addr().String()}) {
+	s.base = s.origin + res.Header.Get("Location")
+	base, err := url.Parse(s.base)
+	require.NoError(t, err)
+	for _, c := range jar.Cookies(base) {
 		s.session = c.Value
 	}
 	require.NotEmpty(t, s.session)
@@ -70,7 +74,7 @@ func (s *served) wait(t *testing.T, id string, ttl time.Duration) (approvals.Req
 
 func (s *served) post(t *testing.T, origin string, form url.Values) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.origin+pathDecide, strings.NewReader(form.Encode()))
+	req, err := http.NewRequest(http.MethodPost, s.base+pathDecide, strings.NewReader(form.Encode()))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if origin != "" {
@@ -165,14 +169,14 @@ func TestSessionAndHost(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
 	// Without the session cookie nothing is shown.
-	for _, p := range []string{"/", pathEvents} {
-		res, err := http.Get(s.origin + p)
+	for _, u := range []string{s.origin + "/", s.base, s.base + pathEvents} {
+		res, err := http.Get(u)
 		require.NoError(t, err)
 		res.Body.Close()
-		require.Equal(t, http.StatusForbidden, res.StatusCode, p)
+		require.Equal(t, http.StatusForbidden, res.StatusCode, u)
 	}
 	// Another host name (DNS rebinding) is refused.
-	req, _ := http.NewRequest(http.MethodGet, s.origin+"/", nil)
+	req, _ := http.NewRequest(http.MethodGet, s.base, nil)
 	req.Host = "rebind.example:80"
 	res, err = s.browser.Do(req)
 	require.NoError(t, err)
@@ -189,7 +193,7 @@ func TestHeadersAndEscaping(t *testing.T) {
 			Preview: hostile, Created: now, Expires: now.Add(time.Minute)})
 	}()
 	require.Eventually(t, func() bool { return len(s.hub.List()) == 1 }, 5*time.Second, time.Millisecond)
-	res, err := s.browser.Get(s.origin + "/")
+	res, err := s.browser.Get(s.base)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
@@ -228,6 +232,8 @@ func TestCallLink(t *testing.T) {
 	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	base := s.origin + res.Header.Get("Location")
+	require.NotEqual(t, s.base, base, "a session of its own, under its own path")
 	res, err = http.Get(link)
 	require.NoError(t, err)
 	res.Body.Close()
@@ -237,7 +243,7 @@ func TestCallLink(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusForbidden, res.StatusCode, "a link cannot be moved to another call")
 
-	res, err = browser.Get(s.origin + "/")
+	res, err = browser.Get(base)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
@@ -248,7 +254,7 @@ func TestCallLink(t *testing.T) {
 	for _, c := range jar.Cookies(res.Request.URL) {
 		session = c.Value
 	}
-	scoped := &served{page: s.page, hub: s.hub, origin: s.origin, browser: browser, session: session}
+	scoped := &served{page: s.page, hub: s.hub, origin: s.origin, base: base, browser: browser, session: session}
 	code, _ := scoped.post(t, s.origin, scoped.form(b, "approve"))
 	require.Equal(t, http.StatusForbidden, code, "nor decides another")
 	code, _ = scoped.post(t, s.origin, scoped.form(a, "approve"))
@@ -268,6 +274,61 @@ func TestAssets(t *testing.T) {
 	}
 	for _, path := range []string{"/assets/", "/assets/index.html", "/assets/../page.go"} {
 		res, err := http.Get(s.origin + path)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusNotFound, res.StatusCode, path)
+	}
+}
+
+// TestSessionCookieStaysUnderItsPath: cookies are not scoped by port, so
+// the session cookie is scoped by its secret path: a browser (here Go's
+// jar, which like browsers ignores the port) sends it to that path only,
+// on any port, never to another listener's paths; and the cookie works
+// only under its own session's path.
+func TestSessionCookieStaysUnderItsPath(t *testing.T) {
+	s := serve(t)
+	base, err := url.Parse(s.base)
+	require.NoError(t, err)
+	require.Regexp(t, `^/s/[A-Za-z0-9_-]{43}/$`, base.Path)
+
+	jar, _ := cookiejar.New(nil)
+	res, err := (&http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).
+		Get(s.page.callLink(approvals.Request{ID: "c1", Digest: "d"}))
+	require.NoError(t, err)
+	res.Body.Close()
+	cookies := res.Cookies()
+	require.Len(t, cookies, 1)
+	c := cookies[0]
+	require.Equal(t, sessionCookie, c.Name)
+	require.Equal(t, res.Header.Get("Location"), c.Path, "the cookie's path is the session's page")
+	require.True(t, c.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
+
+	other := "http://127.0.0.1:1" // another listener on the same host
+	for _, u := range []string{other + "/", other + "/decide", other + "/events", other + "/login", s.origin + "/", other + base.Path} {
+		parsed, _ := url.Parse(u)
+		require.Empty(t, jar.Cookies(parsed), "the cookie goes to %s", u)
+	}
+	parsed, _ := url.Parse(other + c.Path)
+	require.Len(t, jar.Cookies(parsed), 1, "only under its own path")
+
+	for name, tc := range map[string]struct{ cookie, path string }{
+		"another session's path":                   {c.Value, base.Path},
+		"a made-up path":                           {c.Value, "/s/" + strings.Repeat("A", 43) + "/"},
+		"another session's cookie under this path": {s.session, c.Path},
+		"no session":                               {"nope", c.Path},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, s.origin+tc.path, nil)
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: tc.cookie})
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		res.Body.Close()
+		require.Equal(t, http.StatusForbidden, res.StatusCode, name)
+	}
+	for _, path := range []string{"/decide", "/events"} { // the old paths serve nothing
+		req, _ := http.NewRequest(http.MethodGet, s.origin+path, nil)
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: s.session})
+		res, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		res.Body.Close()
 		require.Equal(t, http.StatusNotFound, res.StatusCode, path)

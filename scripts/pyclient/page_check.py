@@ -82,10 +82,11 @@ async def _page_url(errlog: Any) -> str:
     raise CheckFailed("serve printed no approval page URL")
 
 
-async def _card(page: Any) -> tuple[dict[str, str], str]:
-    """Waits for the first waiting call's card: its form fields and the page."""
+async def _card(page: Any, session: str) -> tuple[dict[str, str], str]:
+    """Waits for the first waiting call's card on the session's page (its
+    own path, the only one its cookie is sent to): its form fields and the page."""
     for _ in range(600):
-        body = (await page.get("/")).text
+        body = (await page.get(session)).text
         fields: dict[str, str] = {}
         for name, value in FIELD.findall(body):
             fields.setdefault(name, html.unescape(value))
@@ -95,8 +96,8 @@ async def _card(page: Any) -> tuple[dict[str, str], str]:
     raise CheckFailed("no card appeared on the page")
 
 
-async def _decide(page: Any, origin: str, fields: dict[str, str], action: str) -> int:
-    r = await page.post("/decide", data={**fields, "action": action}, headers={"Origin": origin})
+async def _decide(page: Any, session: str, origin: str, fields: dict[str, str], action: str) -> int:
+    r = await page.post(session + "decide", data={**fields, "action": action}, headers={"Origin": origin})
     return r.status_code
 
 
@@ -115,6 +116,7 @@ async def run_checks(cmd: str, workspace: str) -> dict[str, Any]:
         async with _httpx.AsyncClient(base_url=origin, follow_redirects=False, timeout=30) as page:
             r = await page.get(url)
             _expect(r.status_code == 303, f"login: HTTP {r.status_code}")
+            session = r.headers["location"]
             results: dict[str, Any] = {}
 
             async def call(rel: str, content: str) -> None:
@@ -123,22 +125,22 @@ async def run_checks(cmd: str, workspace: str) -> dict[str, Any]:
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call, f"{base}/yes.txt", "<b>approved</b> on the page\n")
-                fields, body = await _card(page)
+                fields, body = await _card(page, session)
                 _expect(f"Create file {base}/yes.txt" in body, "the card does not show the path")
                 _expect("&lt;b&gt;approved&lt;/b&gt; on the page" in body and "<b>approved" not in body,
                         "the card does not show the content, escaped")
-                code = await _decide(page, "http://evil.example", fields, "approve")
+                code = await _decide(page, session, "http://evil.example", fields, "approve")
                 _expect(code == 403, f"cross-origin decision: HTTP {code}")
                 _expect(f"{base}/yes.txt" not in results, "a cross-origin decision settled the call")
-                code = await _decide(page, origin, fields, "approve")
+                code = await _decide(page, session, origin, fields, "approve")
                 _expect(code == 303, f"approve: HTTP {code}")
             _expect(results[f"{base}/yes.txt"] is None, f"approved call: {results[f'{base}/yes.txt']}")
             _expect(on_disk(f"{base}/yes.txt") == "<b>approved</b> on the page\n", "approved call did not write the file")
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(call, f"{base}/no.txt", "no\n")
-                fields, _ = await _card(page)
-                code = await _decide(page, origin, fields, "deny")
+                fields, _ = await _card(page, session)
+                code = await _decide(page, session, origin, fields, "deny")
                 _expect(code == 303, f"deny: HTTP {code}")
             _expect(results[f"{base}/no.txt"] == "denied.approval_declined", f"denied call: {results[f'{base}/no.txt']}")
             _expect(on_disk(f"{base}/no.txt") is None, "denied call wrote the file")

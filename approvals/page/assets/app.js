@@ -45,7 +45,9 @@
     }
   }
 
-  const es = new EventSource("/events");
+  // Relative: the session's page, its events and its form live under
+  // the session's own path, the only one its cookie is sent to.
+  const es = new EventSource("events");
   es.addEventListener("reset", function () { cards.replaceChildren(); refresh(); });
   es.addEventListener("pending", function (e) {
     const c = JSON.parse(e.data);
