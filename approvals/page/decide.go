@@ -2,7 +2,11 @@ package page
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/toolwarden/toolwarden/approvals"
 )
@@ -23,8 +27,13 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, s session) {
 		http.Error(w, "refused: bad form", http.StatusBadRequest)
 		return
 	}
-	id, digest, action := r.PostForm.Get("id"), r.PostForm.Get("digest"), r.PostForm.Get("action")
-	if !s.sees(id) || !p.auth.checkToken(s.id, id, digest, r.PostForm.Get("csrf")) {
+	f, err := decisionForm(r.PostForm)
+	if err != nil {
+		http.Error(w, "refused, nothing decided: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	id, digest, action := f["id"], f["digest"], f["action"]
+	if !s.sees(id) || !p.auth.checkToken(s.id, id, digest, f["csrf"]) {
 		http.Error(w, "refused: the CSRF token is not this page's for this call", http.StatusForbidden)
 		return
 	}
@@ -36,7 +45,7 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, s session) {
 	if !d.Approve {
 		d.Reason = "denied on the approval page"
 	}
-	err := p.hub.Decide(id, digest, d)
+	err = p.hub.Decide(id, digest, d)
 	switch {
 	case errors.Is(err, approvals.ErrUnknown), errors.Is(err, approvals.ErrExpired), errors.Is(err, approvals.ErrDecided):
 		http.Error(w, "refused, nothing decided: "+err.Error(), http.StatusConflict)
@@ -47,4 +56,26 @@ func (p *Page) decide(w http.ResponseWriter, r *http.Request, s session) {
 	default:
 		http.Redirect(w, r, s.base+"?m=denied", http.StatusSeeOther)
 	}
+}
+
+// decisionFields are the fields of the page's decision form.
+var decisionFields = []string{"id", "digest", "action", "csrf"}
+
+// decisionForm reads the decision form as strictly as the webhook's
+// signed JSON body: each field exactly once and no other field. Go's
+// PostForm.Get takes the first of repeated fields, where another reader
+// (a proxy, a log) may take the last: action=deny&action=approve must
+// mean one thing or nothing.
+func decisionForm(form url.Values) (map[string]string, error) {
+	out := make(map[string]string, len(decisionFields))
+	for name, values := range form {
+		switch {
+		case !slices.Contains(decisionFields, name):
+			return nil, fmt.Errorf("unknown field %q (the form has %s)", name, strings.Join(decisionFields, ", "))
+		case len(values) != 1:
+			return nil, fmt.Errorf("field %q is given %d times (once only)", name, len(values))
+		}
+		out[name] = values[0]
+	}
+	return out, nil
 }

@@ -136,6 +136,11 @@ func TestDecisionRefusals(t *testing.T) {
 		}(), http.StatusForbidden, "CSRF"},
 		{"unknown ID", s.origin, s.form(approvals.Request{ID: "nope", Digest: "x"}, "approve"), http.StatusConflict, "no call waits"},
 		{"bad action", s.origin, s.form(r, "maybe"), http.StatusBadRequest, "approve or deny"},
+		// Read strictly: a field twice or a field the form has not.
+		{"deny then approve", s.origin, func() url.Values { f := s.form(r, "deny"); f.Add("action", "approve"); return f }(),
+			http.StatusBadRequest, `field "action" is given 2 times`},
+		{"unknown field", s.origin, func() url.Values { f := s.form(r, "approve"); f.Set("by", "terminal"); return f }(),
+			http.StatusBadRequest, `unknown field "by"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := s.post(t, tc.origin, tc.form)
