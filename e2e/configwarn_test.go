@@ -5,10 +5,13 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
 )
 
 // TestMisspeltEnvIsWarnedAbout runs the binary: TOOLWARDEN_LIMITS_CALL_TIMOUT
@@ -88,6 +91,32 @@ func TestUnknownToolAnswerAgrees(t *testing.T) {
 	initialize(t, c)
 	_, err = c.CallTool(ctxT(t), callReq("no_such_tool", map[string]any{}))
 	require.ErrorIs(t, err, mcp.ErrInvalidParams, "an unknown tool is the protocol error -32602 (INVALID_PARAMS)")
+	_, err = c.CallTool(ctxT(t), callReq(strings.Repeat("x", 5000), map[string]any{}))
+	require.ErrorIs(t, err, mcp.ErrInvalidParams)
+	probes := audittest.Entries(t, auditPathOf(t, env))
+	var denied []string
+	for _, e := range probes {
+		if e.Rule == "tool.known" {
+			require.Equal(t, "denied", string(e.Outcome))
+			require.Equal(t, "denied.not_allowed", e.Code)
+			denied = append(denied, e.Tool)
+		}
+	}
+	require.Equal(t, []string{"no_such_tool", strings.Repeat("x", 128) + "…(5000 bytes)"}, denied,
+		"a probe for a tool that does not exist is audited, its name cut")
+
+	// Over streamable HTTP too, under the caller's identity.
+	base := startHTTP(t, ws, env)
+	hc, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer e2e-token-0123456789"}))
+	require.NoError(t, err)
+	require.NoError(t, hc.Start(ctxT(t)))
+	defer hc.Close()
+	initialize(t, hc)
+	_, err = hc.CallTool(ctxT(t), callReq("probe_over_http", map[string]any{}))
+	require.ErrorIs(t, err, mcp.ErrInvalidParams)
+	require.Eventually(t, func() bool {
+		return strings.Contains(auditText(t, auditPathOf(t, env)), `"tool":"probe_over_http","args_sha256"`)
+	}, 10*time.Second, 20*time.Millisecond, "the HTTP probe is audited")
 	res, err := c.CallTool(ctxT(t), callReq("grep_files", map[string]any{"pattern": "x"}))
 	require.NoError(t, err, "a hidden tool is answered with a result")
 	require.True(t, res.IsError)

@@ -4,7 +4,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -41,6 +44,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		runTimeouts: runTimeouts(toolset)}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.hideDisallowed)
+	hooks.AddOnError(s.auditUnknownTool)
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		id := sessionID(s.mcp.WithContext(context.Background(), cs))
 		g.EndSession(id)
@@ -96,3 +100,33 @@ func GuardInfo(toolset []tools.Tool) []guard.ToolInfo {
 
 // Allowed reports whether the policy advertises the named tool.
 func (s *Server) Allowed(name string) bool { return s.guard.Advertised(name) }
+
+// auditUnknownTool writes the audit line of a call to a tool that does
+// not exist. mcp-go answers it with the JSON-RPC error -32602 before any
+// handler runs (the MCP specification lists unknown tools among protocol
+// errors), so without this hook a model probing for tools left no trace,
+// while a call to a hidden tool is audited. The line is the guard's own
+// decision: denied, rule tool.known, code denied.not_allowed.
+// maxUnknownToolName bounds the name of an unknown tool in its audit
+// line: MCP tool names have at most 128 characters.
+const maxUnknownToolName = 128
+
+func (s *Server) auditUnknownTool(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
+	req, ok := message.(*mcp.CallToolRequest)
+	if method != mcp.MethodToolsCall || !ok || !errors.Is(err, server.ErrToolNotFound) {
+		return
+	}
+	call, _, bad := newCall(ctx, *req)
+	if len(call.Tool) > maxUnknownToolName {
+		// The name is the caller's: keep the audit line small.
+		call.Tool = fmt.Sprintf("%s…(%d bytes)", strings.ToValidUTF8(call.Tool[:maxUnknownToolName], ""), len(call.Tool))
+	}
+	if bad != nil {
+		s.guard.Refuse(call, bad)
+		return
+	}
+	if t, _ := s.guard.Admit(call); t != nil {
+		// Not reachable: the guard knows no more tools than mcp-go.
+		t.Finish(nil, errors.New("tool not found"))
+	}
+}
