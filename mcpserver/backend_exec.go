@@ -32,7 +32,11 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	set.Bind(runner, tc)
 	var warm int
 	if !cfg.OneShot {
-		warm, err = set.Warm()
+		// Booted once a client is offered the tools (Server.offered) or
+		// calls one, not before.
+		warm, err = set.KeepWarm(func(err error) {
+			env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
+		})
 	}
 	if err != nil {
 		env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
@@ -40,7 +44,7 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	if env.Sandbox != nil && *env.Sandbox != nil {
 		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err, set.WarmsPython())
 	}
-	return withRunner(runner, closer), nil
+	return withRunner(runner, closers{set, closer}), nil
 }
 
 // warmPoolText is `config check`'s line on exec.warm_pool; python says
@@ -83,7 +87,9 @@ type closers []io.Closer
 func (cs closers) Close() error {
 	errs := make([]error, 0, len(cs))
 	for _, c := range cs {
-		errs = append(errs, c.Close())
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
 	}
 	return errors.Join(errs...)
 }

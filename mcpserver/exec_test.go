@@ -128,7 +128,8 @@ func TestRunGoScriptOnColdCache(t *testing.T) {
 }
 
 // A server keeps sandboxes booted ahead (exec.warm_pool), through the
-// wrappers that trace and count runs, and a run takes one of them.
+// wrappers that trace and count runs, once a client is offered the exec
+// tools, and a run takes one of them.
 func TestRunScriptTakesAWarmSandbox(t *testing.T) {
 	testenv.Root(t)
 	f := newFixture(t)
@@ -148,6 +149,11 @@ func TestRunScriptTakesAWarmSandbox(t *testing.T) {
 		dirs, _ := filepath.Glob(filepath.Join(execStateDir, "runsc-*", "runs", fmt.Sprintf("tw-%d-*", os.Getpid())))
 		return dirs
 	}
+	_, err = b.SurfaceDigest(ctxT(t))
+	require.NoError(t, err)
+	require.Empty(t, idle(), "none is booted before a client is offered run_script")
+	_, err = c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(idle()) == 2 }, 20*time.Second, 50*time.Millisecond, "2 sandboxes are booted ahead")
 	before := idle()
 	var out texec.RunOut
