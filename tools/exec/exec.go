@@ -7,6 +7,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -201,6 +202,9 @@ func (s *Set) run(ctx context.Context, req sandbox.Request) (RunOut, error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
+		}
+		if te, ok := errors.AsType[*toolerr.Error](err); ok {
+			return RunOut{}, te // the runner's own answer, such as backend.unavailable
 		}
 		return RunOut{}, toolerr.Wrap(err, toolerr.SandboxFailed, "This is a server-side problem; retrying may not help.",
 			"the sandbox failed: %v", err)
