@@ -239,6 +239,9 @@ type Exec struct {
 	// WarmPool is how many gVisor sandboxes are kept booted ahead, each
 	// for one run (0: none).
 	WarmPool int `mapstructure:"warm_pool" yaml:"warm_pool"`
+	// WarmPoolIdle is how long the pool stays booted without a run or a
+	// client being offered the exec tools; it is emptied after.
+	WarmPoolIdle time.Duration `mapstructure:"warm_pool_idle" yaml:"warm_pool_idle"`
 	// OneShot is set by the commands that build the server for one call
 	// or none (call, config check, tools, policy explain): they boot no
 	// sandbox ahead, which would cost CPU for runs that never come.

@@ -23,6 +23,10 @@ var WeakerLimits = map[string]string{
 // maxWarmPool bounds exec.warm_pool: each idle sandbox holds memory.
 const maxWarmPool = 8
 
+// maxWarmPoolIdle bounds exec.warm_pool_idle: a pool nobody uses should
+// not outlive a working day.
+const maxWarmPoolIdle = 24 * time.Hour
+
 // minPids is the smallest pids limit gVisor's sentry survives.
 const minPids = 1024
 
@@ -40,6 +44,7 @@ func (e Exec) validate(add func(string, string, ...any)) {
 	if e.WarmPool < 0 || e.WarmPool > maxWarmPool {
 		add("exec.warm_pool", "%d is outside 0..%d", e.WarmPool, maxWarmPool)
 	}
+	durationIn(add, "exec.warm_pool_idle", e.WarmPoolIdle, maxWarmPoolIdle)
 	l := e.Limits
 	durationIn(add, "exec.limits.timeout", l.Timeout, time.Hour)
 	durationIn(add, "exec.limits.max_timeout", l.MaxTimeout, time.Hour)

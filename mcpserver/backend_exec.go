@@ -17,30 +17,70 @@ import (
 
 // openExec finds a working sandbox backend and binds it to the exec tools.
 // It starts preparing the shared GOCACHE in the background when it is
-// missing; go runs wait for it.
+// missing; go runs wait for it. A serving server finds the backend later
+// (openExecLater).
 func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, error) {
 	cfg := env.Config.Exec
 	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
 		return nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
+	}
+	if !cfg.OneShot && len(cfg.LimitsSet) == 0 {
+		return openExecLater(ctx, env, set), nil
 	}
 	runner, err := detectSandbox(ctx, env)
 	if err != nil {
 		return nil, err
 	}
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
-	tc, closer := goToolchain(cfg, env)
+	tc, cache := findGo(cfg)
+	prepareGo(cache, env)
 	set.Bind(runner, tc)
 	var warm int
 	if !cfg.OneShot {
-		warm, err = set.Warm()
+		warm, err = set.KeepWarm(func(err error) { warnNoWarm(env, err) })
 	}
 	if err != nil {
-		env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
+		warnNoWarm(env, err)
 	}
 	if env.Sandbox != nil && *env.Sandbox != nil {
 		(*env.Sandbox).WarmPool = warmPoolText(runner, cfg, warm, err, set.WarmsPython())
 	}
-	return withRunner(runner, closer), nil
+	return withRunner(runner, closers{set, cache}), nil
+}
+
+// openExecLater binds the exec tools to a backend found at their first
+// need (laterRunner): when a client is offered them (the warm pool boots
+// then) or calls one. Serving waits for none of it, and a server whose
+// clients are never offered the tools boots no sandbox at all. Until a
+// backend is found a run waits for it; if none works, runs answer
+// backend.unavailable (where a server that detects at start leaves the
+// tools out). A configuration whose limits the backend may refuse
+// (exec.limits set, a start-up error) detects at start instead.
+func openExecLater(ctx context.Context, env backendEnv, set *exec.Set) io.Closer {
+	cfg := env.Config.Exec
+	tc, cache := findGo(cfg)
+	detect := func(ctx context.Context) (sandbox.Runner, error) {
+		quiet := env
+		quiet.Sandbox = nil // the report is config check's, which detects at start
+		r, err := detectSandbox(ctx, quiet)
+		if err != nil {
+			env.Log.Warn("no working sandbox: run_script and run_command answer backend.unavailable", "reason", err.Error())
+		}
+		return r, err
+	}
+	runner := newLaterRunner(ctx, detect, func(r sandbox.Runner) {
+		env.Log.Info("sandbox ready", "backend", r.Name(), "workspace_writable", cfg.WorkspaceWritable)
+		prepareGo(cache, env)
+	})
+	set.Bind(runner, tc)
+	if _, err := set.KeepWarm(func(err error) { warnNoWarm(env, err) }); err != nil {
+		warnNoWarm(env, err)
+	}
+	return withRunner(runner, closers{set, cache})
+}
+
+func warnNoWarm(env backendEnv, err error) {
+	env.Log.Warn("no sandboxes are booted ahead; every run boots its own", "err", err)
 }
 
 // warmPoolText is `config check`'s line on exec.warm_pool; python says
@@ -83,34 +123,68 @@ type closers []io.Closer
 func (cs closers) Close() error {
 	errs := make([]error, 0, len(cs))
 	for _, c := range cs {
-		errs = append(errs, c.Close())
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// goToolchain finds Go for go scripts and starts preparing its cache in
-// the background when it is missing; go runs wait for it. The closer
-// stops that preparation.
-func goToolchain(cfg configs.Exec, env backendEnv) (exec.Toolchain, io.Closer) {
+// goCache is the shared GOCACHE of go scripts and its directory.
+type goCache struct {
+	*exec.GoCache
+	dir string
+}
+
+// findGo finds Go for go scripts and its shared cache (nil without Go),
+// which prepareGo prepares.
+func findGo(cfg configs.Exec) (exec.Toolchain, *goCache) {
 	goRoot := findGoRoot()
 	if goRoot == "" {
 		return exec.Toolchain{}, nil
 	}
 	dir := GoCacheDir(cfg, goRoot)
 	cache := exec.NewGoCache(dir, goRoot)
-	if !cache.Ready() {
-		env.Log.Info("preparing the read-only GOCACHE for go scripts (once per machine; go runs wait for it)", "dir", dir)
-		done := cache.Start()
-		go func() {
-			<-done
-			if cache.Ready() {
-				env.Log.Info("GOCACHE for go scripts ready", "dir", dir)
-			} else {
-				env.Log.Warn("GOCACHE preparation did not finish; a go run retries it", "dir", dir)
-			}
-		}()
+	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, &goCache{cache, dir}
+}
+
+// Close stops the cache's preparation; a nil cache has none.
+func (c *goCache) Close() error {
+	if c == nil {
+		return nil
 	}
-	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, cache
+	return c.GoCache.Close()
+}
+
+// goToolchain finds Go for go scripts and starts preparing its cache in
+// the background when it is missing; go runs wait for it. The closer
+// stops that preparation.
+func goToolchain(cfg configs.Exec, env backendEnv) (exec.Toolchain, io.Closer) {
+	tc, cache := findGo(cfg)
+	if cache == nil {
+		return tc, nil
+	}
+	prepareGo(cache, env)
+	return tc, cache
+}
+
+// prepareGo starts preparing cache in the background when it is missing
+// (once per machine); go runs wait for it.
+func prepareGo(cache *goCache, env backendEnv) {
+	if cache == nil || cache.Ready() {
+		return
+	}
+	dir := cache.dir
+	env.Log.Info("preparing the read-only GOCACHE for go scripts (once per machine; go runs wait for it)", "dir", dir)
+	done := cache.Start()
+	go func() {
+		<-done
+		if cache.Ready() {
+			env.Log.Info("GOCACHE for go scripts ready", "dir", dir)
+		} else {
+			env.Log.Warn("GOCACHE preparation did not finish; a go run retries it", "dir", dir)
+		}
+	}()
 }
 
 // findGoRoot returns the GOROOT of the go on PATH, "" without one.

@@ -112,3 +112,20 @@ func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.
 	}
 	return all, closers, missing, nil
 }
+
+// offerHooks maps the name of each tool whose toolset wants to know when
+// a client is offered it (an Offered method, as the exec tools' Set has)
+// to that method.
+func offerHooks(sets []toolset) map[string]func() {
+	out := map[string]func(){}
+	for _, ts := range sets {
+		o, ok := ts.set.(interface{ Offered() })
+		if !ok {
+			continue
+		}
+		for _, t := range ts.set.Tools() {
+			out[t.Tool.Name] = o.Offered
+		}
+	}
+	return out
+}

@@ -54,7 +54,8 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b := &Built{Workspace: ws}
-	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, toolsets(cfg, log), backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs})
+	sets := toolsets(cfg, log)
+	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, sets, backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs})
 	if err != nil {
 		ws.Close()
 		return nil, err
@@ -72,6 +73,7 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	g.SetObserver(obs.Guard)
 	b.Server = New(g, b.Tools, version, log)
 	b.Server.obs = obs
+	b.Server.offers = offerHooks(sets)
 	if cl != nil {
 		b.closers = append(b.closers, cl.client)
 		b.Server.join(cl)

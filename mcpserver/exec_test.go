@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/sandbox"
 	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
@@ -53,16 +55,36 @@ func execServerOn(t testing.TB, backend string, opts ...func(*configs.Config)) (
 	for _, o := range opts {
 		o(&f.cfg)
 	}
+	requireSandbox(t, backend)
 	b := f.server(t)
-	for _, u := range b.Unavailable {
-		if u.Toolset == "exec" {
-			testenv.Missing(t, "exec unavailable: %s", u.Reason)
-		}
-	}
 	c, err := client.NewInProcessClient(b.MCP())
 	require.NoError(t, err)
 	connect(t, c)
 	return f, c
+}
+
+// sandboxes remembers, per backend, why none works ("" when one does):
+// a serving server finds its backend only at the first run.
+var sandboxes sync.Map
+
+// requireSandbox stops t (a failure under scripts/test) when no sandbox
+// of backend works on this machine.
+func requireSandbox(t testing.TB, backend string) {
+	t.Helper()
+	why, ok := sandboxes.Load(backend)
+	if !ok {
+		why = ""
+		r, err := sandbox.Detect(context.Background(), sandbox.DetectOptions{Backend: backend, StateDir: execStateDir})
+		if err != nil {
+			why = err.Error()
+		} else if c, ok := r.(io.Closer); ok {
+			c.Close()
+		}
+		sandboxes.Store(backend, why)
+	}
+	if why != "" {
+		testenv.Missing(t, "exec unavailable: %s", why)
+	}
 }
 
 func TestRunScriptThroughMCP(t *testing.T) {
@@ -128,19 +150,15 @@ func TestRunGoScriptOnColdCache(t *testing.T) {
 }
 
 // A server keeps sandboxes booted ahead (exec.warm_pool), through the
-// wrappers that trace and count runs, and a run takes one of them.
+// wrappers that trace and count runs, once a client is offered the exec
+// tools, and a run takes one of them.
 func TestRunScriptTakesAWarmSandbox(t *testing.T) {
 	testenv.Root(t)
 	f := newFixture(t)
 	withExec(t, f)
 	f.cfg.Exec.Backend, f.cfg.Exec.WarmPool = "runsc", 2
+	requireSandbox(t, "runsc")
 	b := f.server(t)
-	for _, u := range b.Unavailable {
-		if u.Toolset == "exec" {
-			testenv.Missing(t, "exec unavailable: %s", u.Reason)
-		}
-	}
-	require.Contains(t, b.Sandbox.WarmPool, "2 runsc/")
 	c, err := client.NewInProcessClient(b.MCP())
 	require.NoError(t, err)
 	connect(t, c)
@@ -148,6 +166,11 @@ func TestRunScriptTakesAWarmSandbox(t *testing.T) {
 		dirs, _ := filepath.Glob(filepath.Join(execStateDir, "runsc-*", "runs", fmt.Sprintf("tw-%d-*", os.Getpid())))
 		return dirs
 	}
+	_, err = b.SurfaceDigest(ctxT(t))
+	require.NoError(t, err)
+	require.Empty(t, idle(), "none is booted before a client is offered run_script")
+	_, err = c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
 	require.Eventually(t, func() bool { return len(idle()) == 2 }, 20*time.Second, 50*time.Millisecond, "2 sandboxes are booted ahead")
 	before := idle()
 	var out texec.RunOut

@@ -37,3 +37,7 @@ func (s *Server) GuardedHandler(tool string) server.ToolHandlerFunc {
 // tools, without toolwarden's HTTP layers: answers as mcp-go encodes
 // them, for tests to compare with.
 func (s *Server) BareStreamable() http.Handler { return server.NewStreamableHTTPServer(s.mcp) }
+
+// SetOffers replaces what the server tells when a client is offered a
+// tool (offered): the exec tools' hook, in the real server.
+func (s *Server) SetOffers(offers map[string]func()) { s.offers = offers }

@@ -20,6 +20,7 @@ import (
 	"github.com/toolwarden/toolwarden/internal/metrics"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	texec "github.com/toolwarden/toolwarden/tools/exec"
 )
 
 // observedServer builds the fixture's server with Prometheus metrics, as
@@ -104,17 +105,16 @@ func TestMetricsOfSandboxRuns(t *testing.T) {
 	testenv.Root(t)
 	f := newFixture(t)
 	withExec(t, f)
+	requireSandbox(t, f.cfg.Exec.Backend)
 	b, m := observedServer(t, f)
-	for _, u := range b.Unavailable {
-		if u.Toolset == "exec" {
-			testenv.Missing(t, "exec unavailable: %s", u.Reason)
-		}
-	}
 	c := inProcess(t, b)
-	require.False(t, callTool(t, c, "run_script", map[string]any{"interpreter": "bash", "script": "echo hi"}).IsError)
+	res := callTool(t, c, "run_script", map[string]any{"interpreter": "bash", "script": "echo hi"})
+	require.False(t, res.IsError)
+	var out texec.RunOut
+	structured(t, res, &out)
 	callTool(t, c, "run_script", map[string]any{"interpreter": "bash", "script": "while :; do :; done", "timeout_seconds": 1})
 	got := series(t, m)
-	backend := b.Sandbox.Backend
+	backend := out.Sandbox
 	require.Equal(t, 1.0, got["toolwarden_sandbox_runs_total{backend="+backend+",limit=none}"], "%v", got)
 	require.Equal(t, 1.0, got["toolwarden_sandbox_runs_total{backend="+backend+",limit=timeout}"])
 	require.Equal(t, 2.0, got["toolwarden_sandbox_run_seconds{backend="+backend+"}"])

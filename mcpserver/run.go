@@ -15,7 +15,7 @@ func (s *Server) ListTools(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, err
 	}
 	defer c.Close()
-	res, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	res, err := c.ListTools(context.WithValue(ctx, ownListing{}, true), mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, err
 	}

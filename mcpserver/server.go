@@ -34,6 +34,8 @@ type Server struct {
 	runTimeouts map[string]func(map[string]any) (time.Duration, string)
 	// obs watches calls for the operator (BuildObserved).
 	obs Observers
+	// offers are told when their tool is listed to a client (offered).
+	offers map[string]func()
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
@@ -83,6 +85,23 @@ func (s *Server) hideDisallowed(ctx context.Context, _ any, _ *mcp.ListToolsRequ
 		}
 	}
 	res.Tools = kept
+	if ctx.Value(ownListing{}) == nil {
+		s.offered(kept)
+	}
+}
+
+// ownListing marks the server's own tools/list (ListTools: the surface
+// digest, `toolwarden tools`), which offers nothing to a client.
+type ownListing struct{}
+
+// offered tells the toolsets whose tools a client was just offered, such
+// as the exec tools, whose sandboxes are booted ahead from then on.
+func (s *Server) offered(list []mcp.Tool) {
+	for _, t := range list {
+		if f := s.offers[t.Name]; f != nil {
+			f()
+		}
+	}
 }
 
 // GuardInfo converts the registry's metadata into what the guard checks.

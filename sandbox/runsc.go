@@ -183,13 +183,7 @@ func (r *Runsc) Cleanup() error {
 // mount in its state directory. Runs must have ended: the server closes
 // its backends only after its last call.
 func (r *Runsc) Close() error {
-	r.mu.Lock()
-	p := r.pool
-	r.pool = nil
-	r.mu.Unlock()
-	if p != nil {
-		p.close()
-	}
+	r.swapPool(nil)
 	if r.Rootless {
 		return nil
 	}

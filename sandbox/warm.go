@@ -273,8 +273,11 @@ type warmPool struct {
 }
 
 // Warm implements Warmer: it starts filling the pool in the background.
+// Size 0 (or no shape) removes the pool's idle sandboxes and keeps none;
+// a run that took one goes on.
 func (r *Runsc) Warm(size int, shapes ...Request) error {
 	if size <= 0 || len(shapes) == 0 {
+		r.swapPool(nil)
 		return nil
 	}
 	for _, p := range warmPrograms {
@@ -296,13 +299,7 @@ func (r *Runsc) Warm(size int, shapes ...Request) error {
 			p.standby[sh] = standbyFor(s.Argv, s.Env)
 		}
 	}
-	r.mu.Lock()
-	old := r.pool
-	r.pool = p
-	r.mu.Unlock()
-	if old != nil {
-		old.close()
-	}
+	r.swapPool(p)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := range size {
@@ -320,6 +317,17 @@ func (r *Runsc) WarmStats() WarmStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return WarmStats{Size: p.size, Idle: p.count(), Warm: p.warm, Cold: p.cold}
+}
+
+// swapPool makes p the pool (nil: none) and closes the one before.
+func (r *Runsc) swapPool(p *warmPool) {
+	r.mu.Lock()
+	old := r.pool
+	r.pool = p
+	r.mu.Unlock()
+	if old != nil {
+		old.close()
+	}
 }
 
 func (r *Runsc) warmPool() *warmPool {

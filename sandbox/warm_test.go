@@ -153,6 +153,24 @@ func TestWarmStopLeavesNothing(t *testing.T) {
 	require.Empty(t, runscContainers(t, fmt.Sprintf("tw-%d-", os.Getpid())))
 }
 
+// Warm(0) removes the idle sandboxes and leaves none of their containers;
+// a later Warm boots the pool again and runs take from it.
+func TestWarmZeroEmptiesThePool(t *testing.T) {
+	r := warmRunner(t)
+	w := r.(sandbox.Warmer)
+	require.NoError(t, w.Warm(0))
+	require.Equal(t, sandbox.WarmStats{}, w.WarmStats())
+	require.Empty(t, runscContainers(t, fmt.Sprintf("tw-%d-", os.Getpid())), "no sandbox of the pool is left")
+	res := run(t, r, sandbox.Request{Argv: bash("echo cold")})
+	require.Equal(t, "cold\n", string(res.Stdout), string(res.Stderr))
+
+	require.NoError(t, w.Warm(2, sandbox.Request{}))
+	require.Equal(t, 2, w.WarmStats().Idle, "booted or booting")
+	res = run(t, r, sandbox.Request{Argv: bash("echo warm")})
+	require.Equal(t, "warm\n", string(res.Stdout), string(res.Stderr))
+	require.Equal(t, 1, w.WarmStats().Warm)
+}
+
 // runscContainers lists the containers in the test state root named with
 // prefix.
 func runscContainers(t *testing.T, prefix string) []string {

@@ -7,6 +7,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -24,6 +25,8 @@ type Set struct {
 	// runs; Bind fills it.
 	interpreters map[string]interpreter
 	bound        bool
+	// warm boots and empties the sandbox's pool (KeepWarm); nil: none.
+	warm *warmth
 }
 
 // New returns the exec tools of cfg over the workspace directory ws,
@@ -43,18 +46,54 @@ func (s *Set) Bind(runner sandbox.Runner, env Toolchain) *Set {
 	return s
 }
 
-// Warm has the sandbox keep exec.warm_pool sandboxes booted ahead for the
-// runs of run_script and run_command (their mounts and limits, any
-// timeout), when the backend can (gVisor): a run then skips the boot. It returns the pool's
-// size, 0 when there is none.
-func (s *Set) Warm() (int, error) {
+// KeepWarm has the sandbox keep exec.warm_pool sandboxes booted ahead for
+// the runs of run_script and run_command (their mounts and limits, any
+// timeout), when the backend can (gVisor): a run then skips the boot. The
+// pool is booted only once the tools are offered to a client (Offered) or
+// called, and emptied after exec.warm_pool_idle without either; failed,
+// if booting fails, is told why. It returns the pool's size, 0 when there
+// is none. It is called once, after Bind.
+func (s *Set) KeepWarm(failed func(error)) (int, error) {
 	w, ok := sandbox.WarmerOf(s.runner)
 	if !ok || s.cfg.WarmPool == 0 {
 		return 0, nil
 	}
-	limits, err := s.limits(0)
+	shapes, err := s.warmShapes()
 	if err != nil {
 		return 0, err
+	}
+	s.warm = &warmth{idle: s.cfg.WarmPoolIdle,
+		start: func() {
+			if err := w.Warm(s.cfg.WarmPool, shapes...); err != nil {
+				failed(err)
+			}
+		},
+		stop: func() { _ = w.Warm(0) },
+	}
+	return s.cfg.WarmPool, nil
+}
+
+// Offered says that a client was offered the exec tools: the pool boots,
+// if it is kept (KeepWarm), and its idle clock restarts.
+func (s *Set) Offered() {
+	if s.warm != nil {
+		s.warm.touch()
+	}
+}
+
+// Close stops keeping the pool warm; the runner's Close removes it.
+func (s *Set) Close() error {
+	if s.warm != nil {
+		s.warm.close()
+	}
+	return nil
+}
+
+// warmShapes are the runs' shapes the pool boots sandboxes for.
+func (s *Set) warmShapes() ([]sandbox.Request, error) {
+	limits, err := s.limits(0)
+	if err != nil {
+		return nil, err
 	}
 	// Booted for the longest run allowed: rootless, a shorter one lowers
 	// its CPU time limit (RLIMIT_CPU) inside the sandbox.
@@ -71,10 +110,7 @@ func (s *Set) Warm() (int, error) {
 	for _, c := range s.cfg.Commands {
 		shapes = append(shapes, sandbox.Request{Workspace: s.workspace, WorkspaceWritable: s.cfg.WorkspaceWritable || c.WorkspaceWritable, Limits: limits})
 	}
-	if err := w.Warm(s.cfg.WarmPool, shapes...); err != nil {
-		return 0, err
-	}
-	return w.WarmStats().Size, nil
+	return shapes, nil
 }
 
 // WarmsPython reports whether python scripts' sandboxes booted ahead start
@@ -159,12 +195,16 @@ type RunOut struct {
 
 // run runs req in the sandbox, reporting progress while it runs.
 func (s *Set) run(ctx context.Context, req sandbox.Request) (RunOut, error) {
+	s.Offered() // a client that listed its tools earlier calls without listing them
 	stop := reportProgress(ctx, req.Limits.Timeout)
 	res, err := s.runner.Run(ctx, req)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {
 			return RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
+		}
+		if te, ok := errors.AsType[*toolerr.Error](err); ok {
+			return RunOut{}, te // the runner's own answer, such as backend.unavailable
 		}
 		return RunOut{}, toolerr.Wrap(err, toolerr.SandboxFailed, "This is a server-side problem; retrying may not help.",
 			"the sandbox failed: %v", err)

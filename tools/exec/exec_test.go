@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,15 +129,38 @@ func TestSchemasCarryTheAllowlists(t *testing.T) {
 // fakeWarmer records what it is asked to keep warm.
 type fakeWarmer struct {
 	fakeRunner
+	mu     sync.Mutex
 	size   int
 	shapes []sandbox.Request
+	// boots counts the calls that booted a pool, empties those that
+	// emptied it.
+	boots, empties int
 }
 
 func (f *fakeWarmer) Warm(size int, shapes ...sandbox.Request) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.size, f.shapes = size, shapes
+	if size > 0 {
+		f.boots++
+	} else {
+		f.empties++
+	}
 	return nil
 }
-func (f *fakeWarmer) WarmStats() sandbox.WarmStats { return sandbox.WarmStats{Size: f.size} }
+
+func (f *fakeWarmer) WarmStats() sandbox.WarmStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return sandbox.WarmStats{Size: f.size}
+}
+
+// counts are the pool's size and how often it was booted and emptied.
+func (f *fakeWarmer) counts() (size, boots, empties int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.size, f.boots, f.empties
+}
 
 // The sandboxes booted ahead have the mounts and limits of a default
 // run_script and run_command run, so that those runs take them.
@@ -145,9 +169,12 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 	cfg.Commands[1].WorkspaceWritable = true
 	w := &fakeWarmer{}
 	s := New(cfg, "/ws").Bind(w, Toolchain{})
-	n, err := s.Warm()
+	n, err := s.KeepWarm(func(err error) { t.Error(err) })
 	require.NoError(t, err)
 	require.Equal(t, cfg.WarmPool, n)
+	require.Nil(t, w.shapes, "nothing is booted before the tools are offered")
+	s.Offered()
+	defer s.Close()
 	script, err := s.scriptRequest(RunScriptIn{Interpreter: "python", Script: "pass"})
 	require.NoError(t, err)
 	cmd, err := s.commandRequest(cfg.Commands[1], RunCommandIn{Command: "echo_flags"})
@@ -168,9 +195,11 @@ func TestWarmShapesAreTheDefaultRuns(t *testing.T) {
 
 	cfg.WarmPool = 0
 	w = &fakeWarmer{}
-	n, err = New(cfg, "/ws").Bind(w, Toolchain{}).Warm()
+	s = New(cfg, "/ws").Bind(w, Toolchain{})
+	n, err = s.KeepWarm(func(err error) { t.Error(err) })
 	require.NoError(t, err)
 	require.Zero(t, n)
+	s.Offered()
 	require.Nil(t, w.shapes, "exec.warm_pool 0 boots nothing ahead")
 	require.False(t, New(cfg, "/ws").Bind(w, Toolchain{}).WarmsPython())
 }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// start is what one start of a server measured.
+type start struct {
+	// list is spawn to the tools/list answer; exit is spawn to the
+	// process's exit once its input is closed; cpu is its user and system
+	// time over its whole life (children it waited for included).
+	list, exit, cpu time.Duration
+	tools           int
+}
+
+const (
+	initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"startload","version":"0"}}}`
+	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	toolsList   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+// startOnce spawns command, lists its tools as a client would, then closes
+// its input and waits for it to exit (killing it past timeout).
+func startOnce(command string, timeout time.Duration) (start, error) {
+	argv := strings.Fields(command)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return start{}, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return start{}, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return start{}, err
+	}
+	kill := time.AfterFunc(timeout, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	defer kill.Stop()
+	var s start
+	s.tools, err = listTools(stdin, bufio.NewReaderSize(stdout, 1<<20))
+	s.list = time.Since(t0)
+	_ = stdin.Close()
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	werr := cmd.Wait()
+	s.exit = time.Since(t0)
+	if ps := cmd.ProcessState; ps != nil {
+		s.cpu = ps.UserTime() + ps.SystemTime()
+	}
+	if err != nil {
+		return s, fmt.Errorf("%w (wait: %v; stderr: %.2000s)", err, werr, stderr.String())
+	}
+	return s, nil
+}
+
+// listTools does the handshake and returns the number of tools listed.
+func listTools(w io.Writer, r *bufio.Reader) (int, error) {
+	if _, err := io.WriteString(w, initialize+"\n"); err != nil {
+		return 0, err
+	}
+	if _, err := answer(r, "1"); err != nil {
+		return 0, fmt.Errorf("initialize: %w", err)
+	}
+	if _, err := io.WriteString(w, initialized+"\n"+toolsList+"\n"); err != nil {
+		return 0, err
+	}
+	res, err := answer(r, "2")
+	if err != nil {
+		return 0, fmt.Errorf("tools/list: %w", err)
+	}
+	var list struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &list); err != nil {
+		return 0, fmt.Errorf("tools/list: %w", err)
+	}
+	return len(list.Tools), nil
+}
+
+// answer reads lines until the answer with id, and returns its result.
+func answer(r *bufio.Reader, id string) (json.RawMessage, error) {
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("no answer: %w", err)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(line, &m) != nil || string(m.ID) != id {
+			continue // a notification, or a server's request
+		}
+		if m.Error != nil {
+			return nil, errors.New(string(m.Error))
+		}
+		return m.Result, nil
+	}
+}
