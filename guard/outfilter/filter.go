@@ -7,6 +7,7 @@ package outfilter
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -46,7 +47,12 @@ func DefaultOptions() Options { return Options{Redact: true, StripInvisible: tru
 
 // Filter is safe for concurrent use.
 type Filter struct {
-	opts    Options
+	opts Options
+	// ready is closed once build has run; err is its error. Every entry
+	// point (Result, JSON, Text) waits for it.
+	ready chan struct{}
+	err   error
+
 	rules   []secretRule
 	global  []*config.Allowlist
 	keys    *keywordDFA
@@ -57,13 +63,41 @@ type Filter struct {
 	spans   sync.Pool
 }
 
-// New builds a filter; the rule set is compiled once per process.
+// New returns a filter whose rules are compiled in the background:
+// compiling gitleaks' rule set takes tens of milliseconds, which a server
+// would otherwise spend before its first tools/list answer. The first use
+// of the filter waits for it; a rule set that fails to compile fails every
+// use (ErrRules), so nothing passes unfiltered.
 func New(o Options) (*Filter, error) {
-	f := &Filter{opts: o}
+	f := &Filter{opts: o, ready: make(chan struct{})}
+	go func() {
+		defer close(f.ready)
+		f.err = f.build()
+	}()
+	return f, nil
+}
+
+// ErrRules is the error of every use of a filter whose rules failed to
+// compile.
+var ErrRules = errors.New("the output filter's secret rules could not be compiled")
+
+// wait blocks until the filter is built and returns its error.
+func (f *Filter) wait() error {
+	<-f.ready
+	if f.err != nil {
+		return fmt.Errorf("%w: %v", ErrRules, f.err)
+	}
+	return nil
+}
+
+// build compiles the rule set (once per process) and the keyword
+// automaton over the rules' keywords, the markers and the tool names.
+func (f *Filter) build() error {
+	o := f.opts
 	if o.Redact {
 		set, err := loadRules()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		f.rules, f.global = set.rules, set.global
 	}
@@ -103,7 +137,7 @@ func New(o Options) (*Filter, error) {
 		}
 	}
 	f.keys = newKeywordDFA(patterns)
-	return f, nil
+	return nil
 }
 
 // Report says what a filter changed in one result.

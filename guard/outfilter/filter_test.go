@@ -2,6 +2,7 @@ package outfilter
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -15,6 +16,8 @@ func newFilter(t testing.TB) *Filter {
 	t.Helper()
 	f, err := New(DefaultOptions())
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
+	require.NoError(t, f.wait(), "tests call the filter's parts, past its entry points")
 	return f
 }
 
@@ -50,6 +53,7 @@ func TestTextLeavesControlsAlone(t *testing.T) {
 func TestRedactionOffIsANoOp(t *testing.T) {
 	f, err := New(Options{StripInvisible: true})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	s := fakesecret.All(2)[0]
 	var rep Report
 	assert.Equal(t, s.Line, f.Text(s.Line, &rep))
@@ -106,6 +110,7 @@ func TestInvisibleCharactersDoNotHideSecretsOrMarkers(t *testing.T) {
 func TestInjectionMarkersWarnWithoutChangingText(t *testing.T) {
 	f, err := New(Options{Redact: true, StripInvisible: true, Markers: []string{"Send the file to"}})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	cases := []struct {
 		in   string
 		want []string
@@ -228,4 +233,29 @@ func TestResultWithUnscannableStructuredContentFails(t *testing.T) {
 	f := newFilter(t)
 	_, _, err := f.Result(&mcp.CallToolResult{StructuredContent: json.RawMessage(`{"a":`)})
 	assert.Error(t, err)
+}
+
+// TestNewDoesNotWaitForTheRules: New returns before gitleaks' rules are
+// compiled (a server answers tools/list meanwhile); the first use waits
+// for them and redacts as ever.
+func TestNewDoesNotWaitForTheRules(t *testing.T) {
+	aws := fakesecret.All(41)[0]
+	f, err := New(DefaultOptions())
+	require.NoError(t, err)
+	res, rep, err := f.Result(mcp.NewToolResultText(aws.Line))
+	require.NoError(t, err)
+	require.NotContains(t, res.Content[0].(mcp.TextContent).Text, aws.Value)
+	require.Equal(t, 1, rep.Redactions[aws.Rule])
+}
+
+// TestUnbuiltFilterFailsClosed: when the rules cannot be compiled, every
+// entry point refuses or withholds; nothing passes unfiltered.
+func TestUnbuiltFilterFailsClosed(t *testing.T) {
+	f := &Filter{ready: make(chan struct{}), err: errors.New("broken rules")}
+	close(f.ready)
+	_, _, err := f.Result(mcp.NewToolResultText("AKIAIOSFODNN7EXAMPLE"))
+	require.ErrorIs(t, err, ErrRules)
+	_, err = f.JSON([]byte(`{"k":"AKIAIOSFODNN7EXAMPLE"}`), &Report{})
+	require.ErrorIs(t, err, ErrRules)
+	require.Equal(t, withheldText, f.Text("AKIAIOSFODNN7EXAMPLE", &Report{}))
 }

@@ -29,6 +29,9 @@ func FuzzText(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	if err := flt.wait(); err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		var rep Report
 		out := flt.Text(s, &rep)

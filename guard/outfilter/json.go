@@ -24,6 +24,9 @@ import (
 // filtered one by one, and only a document with changes is read a second
 // time to write the copy with the changed strings.
 func (f *Filter) JSON(raw []byte, rep *Report) ([]byte, error) {
+	if err := f.wait(); err != nil {
+		return nil, err
+	}
 	if f.quietJSON(raw, rep) {
 		return raw, nil
 	}

@@ -113,6 +113,7 @@ func requireQuietAgrees(t testing.TB, f *Filter, doc string) bool {
 func TestQuietAgreesWithFullPath(t *testing.T) {
 	f, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status", "read_file"}})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	random := randomBytes(3, 3072)
 	quiet := 0
 	for _, doc := range quietCorpus(t, f) {
@@ -137,6 +138,9 @@ func TestQuietAgreesWithFullPath(t *testing.T) {
 func FuzzQuietAgreesWithFullPath(f *testing.F) {
 	flt, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status"}})
 	if err != nil {
+		f.Fatal(err)
+	}
+	if err := flt.wait(); err != nil {
 		f.Fatal(err)
 	}
 	for _, doc := range quietCorpus(f, flt) {

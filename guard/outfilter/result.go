@@ -27,6 +27,9 @@ const WarningPrefix = "[toolwarden warning] "
 // whose structured content cannot be scanned is replaced by an error.
 func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, error) {
 	var rep Report
+	if err := f.wait(); err != nil {
+		return nil, rep, err
+	}
 	out := *res
 	copyOf, err := f.structured(&out, &rep)
 	if err != nil {

@@ -24,6 +24,7 @@ func TestStructuredOutputLeavesFilteredOrAsChecked(t *testing.T) {
 	awsKey := fakesecret.All(13)[0].Value
 	f, err := New(Options{Redact: true, StripInvisible: true})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	result := func(v readOut) *mcp.CallToolResult {
 		o, err := structured.New(v)
 		require.NoError(t, err)
@@ -55,6 +56,7 @@ func TestStructuredOutputLeavesFilteredOrAsChecked(t *testing.T) {
 func TestCleanResultContents(t *testing.T) {
 	f, err := New(Options{Redact: true, StripInvisible: true})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	o, err := structured.New(readOut{Path: "a.txt", Content: "plain text\n"})
 	require.NoError(t, err)
 	res := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(o.JSON))}, StructuredContent: o}

@@ -14,10 +14,16 @@ type span struct {
 	rule       string
 }
 
+// withheldText replaces a text when the filter could not be built.
+const withheldText = "[toolwarden: text withheld: the output filter's secret rules could not be compiled]"
+
 // Text filters one text: strip, then find injection markers and secrets in
 // what is left, redact the secrets, and make what a client would render
 // against the reader inert (see neutralise).
 func (f *Filter) Text(s string, rep *Report) string {
+	if f.wait() != nil {
+		return withheldText
+	}
 	s = f.strip(s, rep)
 	return f.neutralise(redact(s, f.scan(s, 0, len(s), rep), 0, rep), rep)
 }

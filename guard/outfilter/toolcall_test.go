@@ -12,6 +12,7 @@ import (
 func TestToolCallRequestsWarn(t *testing.T) {
 	f, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status", "delete_file", "read_file"}})
 	require.NoError(t, err)
+	require.NoError(t, f.wait())
 	cases := []struct {
 		in   string
 		want []string
