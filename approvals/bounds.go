@@ -50,9 +50,9 @@ type Place struct {
 	released bool // guarded by h.mu
 }
 
-// Take reserves a place for a call of identity, or returns a *FullError
-// when identity, or the hub, has as many as its bounds allow.
-func (h *Hub) Take(identity string) (*Place, error) {
+// Take reserves a place for a call of identity, or says which bound
+// refuses it when identity, or the hub, has as many as its bounds allow.
+func (h *Hub) Take(identity string) (*Place, *FullError) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {

@@ -100,9 +100,9 @@ func (h *Hub) Ask(ctx context.Context, req Request) (Decision, error) {
 // what offers req elsewhere (a link sent to the client) starts there, so
 // that an answer to the offer finds req waiting.
 func (h *Hub) AskThen(ctx context.Context, req Request, shown func()) (Decision, error) {
-	p, err := h.Take(req.Identity)
-	if err != nil {
-		return Decision{}, err
+	p, full := h.Take(req.Identity)
+	if full != nil {
+		return Decision{}, full
 	}
 	return p.AskThen(ctx, req, shown)
 }
