@@ -65,8 +65,13 @@ type Hub struct {
 
 	mu      sync.Mutex
 	waiting map[string]*waiter
-	subs    map[chan Event]struct{}
-	linker  func(Request) string
+	// bounds caps the places; taken counts them per identity, and total
+	// all together (see Take).
+	bounds Bounds
+	taken  map[string]int
+	total  int
+	subs   map[chan Event]struct{}
+	linker func(Request) string
 	// fleet, when set, shares the waiting calls with other replicas.
 	fleet Fleet
 }
@@ -79,12 +84,14 @@ type waiter struct {
 
 // New returns an empty hub.
 func New() *Hub {
-	return &Hub{now: time.Now, waiting: map[string]*waiter{}, subs: map[chan Event]struct{}{}}
+	return &Hub{now: time.Now, waiting: map[string]*waiter{}, subs: map[chan Event]struct{}{},
+		taken: map[string]int{}}
 }
 
 // Ask shows req on every channel and waits until one decides it, it
 // expires (ErrTimeout), or ctx ends (ctx.Err()). The request stops waiting
-// whatever the outcome, so a later decision for it is refused.
+// whatever the outcome, so a later decision for it is refused. A request
+// past the hub's bounds is refused at once with a *FullError.
 func (h *Hub) Ask(ctx context.Context, req Request) (Decision, error) {
 	return h.AskThen(ctx, req, nil)
 }
@@ -93,6 +100,15 @@ func (h *Hub) Ask(ctx context.Context, req Request) (Decision, error) {
 // what offers req elsewhere (a link sent to the client) starts there, so
 // that an answer to the offer finds req waiting.
 func (h *Hub) AskThen(ctx context.Context, req Request, shown func()) (Decision, error) {
+	p, full := h.Take(req.Identity)
+	if full != nil {
+		return Decision{}, full
+	}
+	return p.AskThen(ctx, req, shown)
+}
+
+// askThen is Place.AskThen: req waits in the hub.
+func (h *Hub) askThen(ctx context.Context, req Request, shown func()) (Decision, error) {
 	w := &waiter{req: req, decided: make(chan Decision, 1)}
 	h.mu.Lock()
 	if _, dup := h.waiting[req.ID]; dup {

@@ -106,3 +106,71 @@ func TestSlowWatcherIsDropped(t *testing.T) {
 	}
 	require.Equal(t, 64, n, "the buffered events, then the channel closes")
 }
+
+// fill makes n calls of identity wait in h and returns their requests.
+func fill(t *testing.T, h *Hub, ctx context.Context, identity string, n int) []Request {
+	t.Helper()
+	var reqs []Request
+	for i := range n {
+		r := request(identity+"-"+string(rune('a'+i)), time.Minute)
+		r.Identity = identity
+		ask(t, h, ctx, r)
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
+// TestBoundsPerIdentityAndTotal: an identity at its cap is refused at
+// once while another still gets its own places, up to the total; a place
+// comes back when its call ends by decision, timeout or cancel.
+func TestBoundsPerIdentityAndTotal(t *testing.T) {
+	h := New()
+	h.SetBounds(Bounds{PerIdentity: 2, Total: 3})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	alice := fill(t, h, ctx, "alice", 2)
+
+	over := request("alice-over", time.Minute)
+	over.Identity = "alice"
+	_, err := h.Ask(ctx, over)
+	var full *FullError
+	require.ErrorAs(t, err, &full)
+	require.Equal(t, FullError{Limit: 2}, *full, "alice's own cap")
+	_, ok := h.Get(over.ID)
+	require.False(t, ok, "a refused call never waits")
+
+	fill(t, h, ctx, "bob", 1)
+	_, full = h.Take("carol")
+	require.Equal(t, &FullError{Total: true, Limit: 3}, full, "the total cap")
+
+	require.NoError(t, h.Decide(alice[0].ID, alice[0].Digest, Decision{Approve: true}))
+	require.Eventually(t, func() bool {
+		p, full := h.Take("carol")
+		if full != nil {
+			return false
+		}
+		p.Release()
+		return true
+	}, 5*time.Second, time.Millisecond, "a decision frees its place")
+
+	short := request("carol-short", 10*time.Millisecond)
+	short.Identity = "carol"
+	_, err = h.Ask(ctx, short)
+	require.ErrorIs(t, err, ErrTimeout)
+	p, full := h.Take("carol")
+	require.Nil(t, full, "a timeout frees its place")
+
+	p.Release()
+	p.Release() // a second release gives nothing back twice
+	_, full = h.Take("dave")
+	require.Nil(t, full)
+	_, full = h.Take("erin")
+	require.NotNil(t, full, "the double release did not free a second place")
+
+	cancel()
+	require.Eventually(t, func() bool { return len(h.List()) == 0 }, 5*time.Second, time.Millisecond)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Equal(t, 1, h.total, "cancelled calls freed theirs: only dave's place is held")
+	require.Equal(t, map[string]int{"dave": 1}, h.taken)
+}

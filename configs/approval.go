@@ -30,10 +30,39 @@ type Approval struct {
 	// (`toolwarden approvals` over the control socket) do not depend on
 	// the client, and when one is chosen a call waits on all of them.
 	Channel []string `mapstructure:"channel" yaml:"channel"`
+	// MaxPending caps the calls that wait at once on the page, the
+	// terminal and the webhook.
+	MaxPending ApprovalMaxPending `mapstructure:"max_pending" yaml:"max_pending"`
 	// Page configures the approval page (channel page).
 	Page ApprovalPage `mapstructure:"page" yaml:"page"`
 	// Webhook configures the webhook (channel webhook).
 	Webhook ApprovalWebhook `mapstructure:"webhook" yaml:"webhook"`
+}
+
+// ApprovalMaxPending caps the calls that wait for a human at once on the
+// page, the terminal and the webhook, in this server process. Each holds
+// its arguments while it waits, and nobody may be looking: without a cap
+// one identity could fill the server's memory, and the page, with calls
+// nobody answers. A call past a cap is refused at once (limit.exceeded).
+type ApprovalMaxPending struct {
+	// PerIdentity caps one identity's waiting calls (each HTTP token or
+	// OAuth subject, or the local client).
+	PerIdentity int `mapstructure:"per_identity" yaml:"per_identity"`
+	// Total caps the waiting calls of all identities together.
+	Total int `mapstructure:"total" yaml:"total"`
+}
+
+// maxPendingCeiling bounds approval.max_pending.total: more calls than a
+// human can read one by one is no longer a queue of decisions.
+const maxPendingCeiling = 4096
+
+func (m ApprovalMaxPending) validate(add func(string, string, ...any)) {
+	if m.Total < 1 || m.Total > maxPendingCeiling {
+		add("approval.max_pending.total", "must be between 1 and %d, got %d", maxPendingCeiling, m.Total)
+	}
+	if m.PerIdentity < 1 || m.PerIdentity > m.Total {
+		add("approval.max_pending.per_identity", "must be between 1 and approval.max_pending.total (%d), got %d", m.Total, m.PerIdentity)
+	}
 }
 
 // ApprovalWebhook configures the webhook channel: waiting calls are
@@ -78,6 +107,7 @@ func (a Approval) validate(add func(string, string, ...any)) {
 			add("approval.channel", "%q is listed twice", c)
 		}
 	}
+	a.MaxPending.validate(add)
 	if a.HasChannel("webhook") {
 		a.Webhook.validate(add)
 	}

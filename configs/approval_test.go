@@ -14,6 +14,7 @@ func TestApprovalDefault(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5*time.Minute, l.Config.Approval.Timeout)
 	require.Empty(t, l.Config.Approval.Modes, "requires_approval alone decides by default")
+	require.Equal(t, ApprovalMaxPending{PerIdentity: 8, Total: 64}, l.Config.Approval.MaxPending)
 }
 
 func TestApprovalModesFileAndFlags(t *testing.T) {
@@ -68,6 +69,10 @@ func TestApprovalInvalid(t *testing.T) {
 		{name: "webhook without url", file: "approval:\n  channel: [webhook]\n  webhook: {secret_env: TW_SECRET}\n", want: `approval.webhook.url: "" is not an http(s) URL`},
 		{name: "webhook secret inline", file: "approval:\n  channel: [webhook]\n  webhook: {url: \"https://hooks.example/tw\", secret_env: \"s3cr3t value!\"}\n", want: `approval.webhook.secret_env: "s3cr3t value!" is not an environment variable name`},
 		{name: "webhook bad listen", file: "approval:\n  channel: [webhook]\n  webhook: {url: \"https://hooks.example/tw\", secret_env: TW_SECRET, listen: nope}\n", want: `approval.webhook.listen: "nope" is not a host:port`},
+		{name: "no pending per identity", file: "approval:\n  max_pending: {per_identity: 0}\n", want: `approval.max_pending.per_identity: must be between 1 and approval.max_pending.total (64), got 0`},
+		{name: "per identity over total", file: "approval:\n  max_pending: {per_identity: 9, total: 4}\n", want: `approval.max_pending.per_identity: must be between 1 and approval.max_pending.total (4), got 9`},
+		{name: "unbounded total", file: "approval:\n  max_pending: {total: 0}\n", want: `approval.max_pending.total: must be between 1 and 4096, got 0`},
+		{name: "total too large", file: "approval:\n  max_pending: {total: 100000}\n", want: `approval.max_pending.total: must be between 1 and 4096, got 100000`},
 		{name: "no channel", file: "approval:\n  channel: []\n", want: `approval.channel: must list at least one channel`},
 		{name: "channel twice", file: "approval:\n  channel: [page, page]\n", want: `approval.channel: "page" is listed twice`},
 		{name: "page not loopback", file: "approval:\n  channel: [page]\n  page: {addr: \"0.0.0.0:8080\"}\n", want: `approval.page.addr: "0.0.0.0:8080" is not a loopback host:port`},
@@ -96,6 +101,15 @@ func TestApprovalChannels(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"elicit", "terminal"}, l.Config.Approval.Channel)
 	require.Equal(t, "127.0.0.1:0", l.Config.Approval.Page.Addr)
+}
+
+func TestApprovalMaxPendingFromEnv(t *testing.T) {
+	isolate(t)
+	t.Setenv("TOOLWARDEN_APPROVAL_MAX_PENDING_PER_IDENTITY", "2")
+	t.Setenv("TOOLWARDEN_APPROVAL_MAX_PENDING_TOTAL", "5")
+	l, err := Load(Options{})
+	require.NoError(t, err)
+	require.Equal(t, ApprovalMaxPending{PerIdentity: 2, Total: 5}, l.Config.Approval.MaxPending)
 }
 
 func TestApprovalFlagFromFlagSet(t *testing.T) {

@@ -47,6 +47,8 @@ type approver struct {
 	// (see channelFor).
 	channels []string
 	hub      *approvals.Hub
+	// maxPending caps the calls waiting in hub (approval.max_pending).
+	maxPending approvals.Bounds
 	// joinFleet, set on a replica sharing its state, shares the hub's
 	// waiting calls with the other replicas.
 	joinFleet func(*approvals.Hub)
@@ -59,7 +61,8 @@ type approver struct {
 
 func newApprover(m *server.MCPServer, toolset []tools.Tool) *approver {
 	a := &approver{mcp: m, timeout: defaultApprovalTimeout, previews: map[string]tools.Preview{},
-		states: newStateSigner(), now: time.Now, grants: map[string]map[string]bool{}, channels: []string{channelElicit}}
+		states: newStateSigner(), now: time.Now, grants: map[string]map[string]bool{}, channels: []string{channelElicit},
+		maxPending: defaultMaxPending}
 	for _, t := range toolset {
 		if t.Meta.Preview != nil {
 			a.previews[t.Tool.Name] = t.Meta.Preview
@@ -291,6 +294,7 @@ func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
 		return err
 	}
 	s.approval.timeout = cfg.Timeout
+	s.approval.maxPending = approvals.Bounds{PerIdentity: cfg.MaxPending.PerIdentity, Total: cfg.MaxPending.Total}
 	if len(cfg.Channel) > 0 {
 		s.approval.channels = cfg.Channel
 	}

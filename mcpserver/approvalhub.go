@@ -30,6 +30,10 @@ const (
 // wider than an elicitation form's; a longer action is not asked at all.
 const maxPageActionBytes = 4 << 20
 
+// defaultMaxPending applies until Build sets approval.max_pending; it is
+// configs/default.yaml's.
+var defaultMaxPending = approvals.Bounds{PerIdentity: 8, Total: 64}
+
 // channelFor picks how to ask the human about this call: the first
 // channel of approval.channel that can, elicit only when the client
 // declared elicitation.
@@ -58,6 +62,7 @@ func hubChannel(c string) bool {
 func (s *Server) OpenApprovals() *approvals.Hub {
 	if s.approval.hub == nil && slices.ContainsFunc(s.approval.channels, hubChannel) {
 		s.approval.hub = approvals.New()
+		s.approval.hub.SetBounds(s.approval.maxPending)
 		if s.approval.joinFleet != nil {
 			s.approval.joinFleet(s.approval.hub)
 		}
@@ -93,6 +98,13 @@ func (s *Server) ApprovalChannels() []string {
 // first decision, at most the approval timeout. The decision names the
 // call's approval ID and argument digest, so it settles this call only.
 func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket, raw json.RawMessage) *mcp.CallToolResult {
+	// The place is taken before the preview is built, so a call past
+	// approval.max_pending costs nothing but its refusal.
+	place, full := a.hub.Take(call.LimitKey())
+	if full != nil {
+		return toolerr.Result(t.Decline(pendingError(full)))
+	}
+	defer place.Release()
 	action, err := a.preview(ctx, call.Tool, raw)
 	if err != nil {
 		return toolerr.Result(t.Decline(previewError(err)))
@@ -105,7 +117,7 @@ func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket,
 	req := approvals.Request{ID: t.ApprovalID(), Tool: call.Tool, Digest: t.Digest(),
 		Identity: call.Identity, Session: call.Session, Preview: action, Created: now, Expires: now.Add(a.timeout)}
 	stopOffer := func() {}
-	d, err := a.hub.AskThen(ctx, req, func() { stopOffer = a.offerLink(ctx, req) })
+	d, err := place.AskThen(ctx, req, func() { stopOffer = a.offerLink(ctx, req) })
 	stopOffer()
 	switch {
 	case errors.Is(err, approvals.ErrTimeout):
@@ -123,4 +135,17 @@ func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket,
 		return toolerr.Result(t.DeclineBy(declinedError(call.Tool, how), d.By))
 	}
 	return failed(t.ApproveBy("approval."+d.Channel, d.By))
+}
+
+// pendingError refuses a call past approval.max_pending, naming the cap
+// it reached.
+func pendingError(full *approvals.FullError) *toolerr.Error {
+	whose, rule := "of this identity", "approval.max_pending.per_identity"
+	if full.Total {
+		whose, rule = "of all identities", "approval.max_pending.total"
+	}
+	return toolerr.New(toolerr.LimitExceeded,
+		"Wait until your calls that already wait for approval are decided (or cancel some) before sending more; the human decides them one at a time.",
+		"%d calls %s already wait for a human's approval, the most %s allows, so this one is not asked", full.Limit, whose, rule).
+		WithRule(rule)
 }

@@ -91,17 +91,19 @@ func TestDisplaySafe(t *testing.T) {
 }
 
 // FuzzApprovalMessage: whatever a preview holds, the message the human
-// sees keeps no control or invisible format character but newline and
-// tab and stays valid UTF-8.
+// sees keeps no control, invisible format character or line separator
+// but newline and tab, no more than maxBlankLines empty lines in a row,
+// and stays valid UTF-8.
 func FuzzApprovalMessage(f *testing.F) {
-	for _, s := range []string{"plain", "a\x1b[2Kb\rc", "\u202e\u200b\ufeff", "é\xff\xfe", strings.Repeat("é", 40)} {
+	for _, s := range []string{"plain", "a\x1b[2Kb\rc", "\u202e\u200b\ufeff", "é\xff\xfe", strings.Repeat("é", 40), "a\n\n\n\n\nb", "+\n+\n+\n+\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := displaySafe(s)
 		require.True(t, utf8.ValidString(out) || !utf8.ValidString(s))
+		require.NotContains(t, out, strings.Repeat("\n", maxBlankLines+2))
 		for _, r := range out {
-			require.False(t, r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)), "%q", r)
+			require.False(t, r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)), "%q", r)
 		}
 	})
 }
