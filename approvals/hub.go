@@ -65,13 +65,10 @@ type Hub struct {
 
 	mu      sync.Mutex
 	waiting map[string]*waiter
-	// bounds caps the places; taken counts them per identity, and total
-	// all together (see Take).
-	bounds Bounds
-	taken  map[string]int
-	total  int
-	subs   map[chan Event]struct{}
-	linker func(Request) string
+	// placesOf counts the waiting calls within their bounds (see Take).
+	placesOf *Places
+	subs     map[chan Event]struct{}
+	linker   func(Request) string
 	// fleet, when set, shares the waiting calls with other replicas.
 	fleet Fleet
 }
@@ -85,7 +82,7 @@ type waiter struct {
 // New returns an empty hub.
 func New() *Hub {
 	return &Hub{now: time.Now, waiting: map[string]*waiter{}, subs: map[chan Event]struct{}{},
-		taken: map[string]int{}}
+		placesOf: &Places{}}
 }
 
 // Ask shows req on every channel and waits until one decides it, it

@@ -169,8 +169,9 @@ func TestBoundsPerIdentityAndTotal(t *testing.T) {
 
 	cancel()
 	require.Eventually(t, func() bool { return len(h.List()) == 0 }, 5*time.Second, time.Millisecond)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.Equal(t, 1, h.total, "cancelled calls freed theirs: only dave's place is held")
-	require.Equal(t, map[string]int{"dave": 1}, h.taken)
+	ps := h.places()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	require.Equal(t, 1, ps.total, "cancelled calls freed theirs: only dave's place is held")
+	require.Equal(t, map[string]int{"dave": 1}, ps.taken)
 }

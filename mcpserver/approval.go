@@ -47,8 +47,10 @@ type approver struct {
 	// (see channelFor).
 	channels []string
 	hub      *approvals.Hub
-	// maxPending caps the calls waiting in hub (approval.max_pending).
-	maxPending approvals.Bounds
+	// places caps the calls waiting for a human (approval.max_pending):
+	// in the hub, and for the client's form (elicitation/create), which
+	// holds the call as long.
+	places *approvals.Places
 	// joinFleet, set on a replica sharing its state, shares the hub's
 	// waiting calls with the other replicas.
 	joinFleet func(*approvals.Hub)
@@ -62,7 +64,7 @@ type approver struct {
 func newApprover(m *server.MCPServer, toolset []tools.Tool) *approver {
 	a := &approver{mcp: m, timeout: defaultApprovalTimeout, previews: map[string]tools.Preview{},
 		states: newStateSigner(), now: time.Now, grants: map[string]map[string]bool{}, channels: []string{channelElicit},
-		maxPending: defaultMaxPending}
+		places: approvals.NewPlaces(defaultMaxPending)}
 	for _, t := range toolset {
 		if t.Meta.Preview != nil {
 			a.previews[t.Tool.Name] = t.Meta.Preview
@@ -100,7 +102,14 @@ func (a *approver) approve(ctx context.Context, req mcp.CallToolRequest, call gu
 			Identity: call.Identity, Bytes: call.ArgBytes, Expires: a.now().Add(a.timeout), Approval: t.ApprovalID()})
 		return server.NewInputRequestBuilder(state).Elicit(approvalInputID, params).ToolResult()
 	}
+	// The form holds the call until the client answers or the timeout:
+	// it takes a place among the waiting calls like the hub's channels.
+	place, full := a.places.Take(call.LimitKey())
+	if full != nil {
+		return toolerr.Result(t.Decline(pendingError(full)))
+	}
 	res, err := a.ask(ctx, params)
+	place.Release()
 	if err != nil {
 		return toolerr.Result(t.Decline(a.askError(ctx, call.Tool, err)))
 	}
@@ -294,7 +303,7 @@ func (s *Server) setupApproval(cfg configs.Approval, log *slog.Logger) error {
 		return err
 	}
 	s.approval.timeout = cfg.Timeout
-	s.approval.maxPending = approvals.Bounds{PerIdentity: cfg.MaxPending.PerIdentity, Total: cfg.MaxPending.Total}
+	s.approval.places.SetBounds(approvals.Bounds{PerIdentity: cfg.MaxPending.PerIdentity, Total: cfg.MaxPending.Total})
 	if len(cfg.Channel) > 0 {
 		s.approval.channels = cfg.Channel
 	}

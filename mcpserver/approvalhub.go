@@ -62,7 +62,7 @@ func hubChannel(c string) bool {
 func (s *Server) OpenApprovals() *approvals.Hub {
 	if s.approval.hub == nil && slices.ContainsFunc(s.approval.channels, hubChannel) {
 		s.approval.hub = approvals.New()
-		s.approval.hub.SetBounds(s.approval.maxPending)
+		s.approval.hub.SharePlaces(s.approval.places)
 		if s.approval.joinFleet != nil {
 			s.approval.joinFleet(s.approval.hub)
 		}
@@ -100,7 +100,7 @@ func (s *Server) ApprovalChannels() []string {
 func (a *approver) askHub(ctx context.Context, call guard.Call, t *guard.Ticket, raw json.RawMessage) *mcp.CallToolResult {
 	// The place is taken before the preview is built, so a call past
 	// approval.max_pending costs nothing but its refusal.
-	place, full := a.hub.Take(call.LimitKey())
+	place, full := a.hub.Take(call.LimitKey()) // in a.places, shared with the form
 	if full != nil {
 		return toolerr.Result(t.Decline(pendingError(full)))
 	}

@@ -209,3 +209,40 @@ func TestApprovalPreviewShowsTextAfterBlankLines(t *testing.T) {
 	require.NoError(t, hub.Decide(req.ID, req.Digest, approvals.Decision{Channel: "page", By: "page"}))
 	<-res
 }
+
+// TestElicitFormTakesAPendingPlace: a legacy client's form holds its call
+// until the client answers, like the page; a client that never answers
+// cannot make more calls wait than approval.max_pending allows, and the
+// places are shared with the hub's channels.
+func TestElicitFormTakesAPendingPlace(t *testing.T) {
+	f := newFixture(t)
+	withApproval(f, time.Minute)
+	f.cfg.Approval.Channel = []string{"elicit", "page"}
+	f.cfg.Approval.MaxPending.PerIdentity = 2
+	answer := make(chan struct{})
+	h := &human{answer: func(ctx context.Context) (*mcp.ElicitationResult, error) {
+		select {
+		case <-answer:
+			return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}}
+	b := f.server(t)
+	b.OpenApprovals()
+	c := kind(t, "inprocess-2025").open(t, b, client.WithElicitationHandler(h))
+
+	first := callAsync(t, c, "write_file", writeArgs("first"))
+	second := callAsync(t, c, "write_file", writeArgs("second"))
+	require.Eventually(t, func() bool { return len(h.questions()) == 2 }, 10*time.Second, time.Millisecond)
+	e := errorOf(t, callTool(t, c, "write_file", writeArgs("third")))
+	require.Equal(t, toolerr.LimitExceeded, e.Code)
+	require.Equal(t, "approval.max_pending.per_identity", e.Rule)
+	require.Len(t, h.questions(), 2, "the refused call was never asked")
+
+	close(answer)
+	require.Equal(t, toolerr.DeniedApprovalDeclined, errorOf(t, <-first).Code)
+	require.Equal(t, toolerr.DeniedApprovalDeclined, errorOf(t, <-second).Code)
+	require.Equal(t, toolerr.DeniedApprovalDeclined, errorOf(t, callTool(t, c, "write_file", writeArgs("fourth"))).Code,
+		"the answered calls gave their places back")
+}
