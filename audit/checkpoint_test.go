@@ -209,6 +209,16 @@ func TestVerifySignedDetectsTampering(t *testing.T) {
 			out[6] = forge(out[6], func(e *Entry) { e.KeyID, e.Signature = sig.KeyID, sig.Signature })
 			return rechain(t, out, 6)
 		}, keys, "line 7: a allowed line carries a signature"},
+		{"a key ID with terminal escapes", func() []string {
+			out := append([]string(nil), lines...)
+			out[5] = forge(out[5], func(e *Entry) { e.KeyID = "\x1b[2Jok" })
+			return rechain(t, out, 5)
+		}, keys, `line 6: checkpoint key_id "\x1b[2Jok" is not a key ID (16 hex digits)`},
+		{"a checkpoint of an unknown reason", func() []string {
+			out := append([]string(nil), lines...)
+			out[5] = forge(out[5], func(e *Entry) { e.Rule = "audit.checkpoint.trust_me" })
+			return rechain(t, out, 5)
+		}, keys, `line 6: checkpoint rule "audit.checkpoint.trust_me" is none of`},
 		{"a signature that is no base64", func() []string {
 			out := append([]string(nil), lines...)
 			out[5] = forge(out[5], func(e *Entry) { e.Signature = "!!" })

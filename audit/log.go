@@ -194,6 +194,7 @@ func OpenWith(path string, opts Options) (*Log, error) {
 	a := &Log{f: f, fd: int(f.Fd()), lk: lk, path: path, opts: opts, now: time.Now}
 	a.sync = newSyncer(opts.Sync, opts.SyncInterval, a.fsync, opts.Log)
 	if err := a.check(); err != nil {
+		a.opts.Signer = nil // a log that cannot be opened gets no checkpoint either
 		a.Close()
 		return nil, fmt.Errorf("audit log %s: %v; run `toolwarden audit verify %s`", path, err, path)
 	}

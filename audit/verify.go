@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
+	"strings"
 )
 
 // VerifyResult summarises one verified audit file.
@@ -127,6 +129,14 @@ func decodeLine(line []byte) (Entry, error) {
 	return e, nil
 }
 
+// keyIDForm is what KeyID writes; checkpointRules are the reasons a
+// checkpoint is written. Anything else in a line is refused before it
+// reaches the report.
+var (
+	keyIDForm       = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	checkpointRules = []string{CheckpointLines, CheckpointInterval, CheckpointRotation, CheckpointShutdown}
+)
+
 // checkSigned checks a checkpoint line's signature with keys (when given)
 // and counts the lines it signs; only a checkpoint line may carry one.
 func (res *VerifyResult) checkSigned(n int, e *Entry, keys Keys) error {
@@ -139,6 +149,12 @@ func (res *VerifyResult) checkSigned(n int, e *Entry, keys Keys) error {
 	}
 	if e.Signature == "" || e.KeyID == "" {
 		return fmt.Errorf("line %d: checkpoint without a signature or key ID", n)
+	}
+	if !keyIDForm.MatchString(e.KeyID) {
+		return fmt.Errorf("line %d: checkpoint key_id %q is not a key ID (16 hex digits)", n, e.KeyID)
+	}
+	if !slices.Contains(checkpointRules, e.Rule) {
+		return fmt.Errorf("line %d: checkpoint rule %q is none of %s", n, e.Rule, strings.Join(checkpointRules, ", "))
 	}
 	if keys != nil {
 		if err := verifyCheckpoint(e, keys); err != nil {
