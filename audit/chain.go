@@ -58,11 +58,17 @@ type Chain struct {
 // one chain, as for VerifyFiles), and each group is verified on its own,
 // so that one broken log does not hide the state of the others.
 func VerifyChains(paths []string) []Chain {
+	return VerifyChainsSigned(paths, nil)
+}
+
+// VerifyChainsSigned is VerifyChains that also checks every checkpoint's
+// signature with keys, unless keys is nil.
+func VerifyChainsSigned(paths []string, keys Keys) []Chain {
 	var groups [][]FileResult
 	var errs []error
 	index := map[string]int{}
 	for _, p := range paths {
-		res, err := verifyFile(p) // a broken file's replica is its first line's, if that was read
+		res, err := verifyFile(p, keys) // a broken file's replica is its first line's, if that was read
 		i, ok := index[res.Replica]
 		if !ok {
 			i = len(groups)
@@ -91,7 +97,7 @@ func VerifyChains(paths []string) []Chain {
 func verifyEach(paths []string) ([]FileResult, error) {
 	out := make([]FileResult, 0, len(paths))
 	for _, p := range paths {
-		res, err := verifyFile(p)
+		res, err := verifyFile(p, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
@@ -128,13 +134,13 @@ func chainOf(files []FileResult) (ChainResult, error) {
 	return out, nil
 }
 
-func verifyFile(path string) (VerifyResult, error) {
+func verifyFile(path string, keys Keys) (VerifyResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return VerifyResult{}, err
 	}
 	defer f.Close()
-	return Verify(f)
+	return VerifySigned(f, keys)
 }
 
 // chainOrder finds the newest file (no other names it as its previous
@@ -175,6 +181,47 @@ func chainOrder(byName map[string]FileResult) ([]FileResult, error) {
 	}
 	slices.Reverse(order)
 	return order, nil
+}
+
+// Signing is what a chain's checkpoints sign.
+type Signing struct {
+	// Checkpoints counts them; Last is the newest, in LastFile.
+	Checkpoints int
+	Last        CheckpointRecord
+	LastFile    string
+	// Unsigned counts the lines after the last checkpoint, from seq
+	// FirstUnsigned (every line of the chain when there is none).
+	Unsigned      int
+	FirstUnsigned uint64
+	KeyIDs        []string
+	// Checked says whether the signatures were verified.
+	Checked bool
+}
+
+// Signing sums up the chain's checkpoints in chain order: every line up to
+// the last checkpoint is signed by it (the chain links them), the lines
+// after it are not.
+func (c ChainResult) Signing() Signing {
+	var s Signing
+	for i, f := range c.Files {
+		s.Checked = f.SignaturesChecked
+		for _, k := range f.KeyIDs {
+			if !slices.Contains(s.KeyIDs, k) {
+				s.KeyIDs = append(s.KeyIDs, k)
+			}
+		}
+		if f.Checkpoints == 0 {
+			if s.Unsigned == 0 && f.Lines > 0 {
+				s.FirstUnsigned = f.FirstSeq
+			}
+			s.Unsigned += f.Lines
+			continue
+		}
+		s.Checkpoints += f.Checkpoints
+		s.Last, s.LastFile, s.Unsigned = f.LastCheckpoint, c.Files[i].Path, f.Unsigned
+		s.FirstUnsigned = f.LastCheckpoint.Seq + 1
+	}
+	return s
 }
 
 // checkLink checks that next continues prev.

@@ -63,6 +63,8 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 		b = strconv.AppendInt(b, e.TornBytes, 10)
 	}
 	b = appendOmitempty(b, `,"torn_file":`, e.TornFile)
+	b = appendOmitempty(b, `,"key_id":`, e.KeyID)
+	b = appendOmitempty(b, `,"signature":`, e.Signature)
 	return append(b, '}'), at
 }
 

@@ -63,6 +63,11 @@ type Entry struct {
 	// a half-written last line were moved aside, and where to.
 	TornBytes int64  `json:"torn_bytes,omitempty"`
 	TornFile  string `json:"torn_file,omitempty"`
+	// KeyID and Signature are, on a checkpoint line, the signing key's ID
+	// (KeyID) and the base64 Ed25519 signature of the chain head the line
+	// chains to (see checkpointMessage).
+	KeyID     string `json:"key_id,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // Outcome is what a line records: the guard's decision, how an allowed
@@ -106,6 +111,12 @@ type Options struct {
 	Replica string
 	// Ship, if set, receives every line once it is written.
 	Ship Shipper
+	// Signer, if set, signs a checkpoint line every CheckpointLines lines
+	// this process writes, every CheckpointInterval while lines are
+	// unsigned, before a rotation and at Close (see checkpoint.go).
+	Signer             *Signer
+	CheckpointLines    int
+	CheckpointInterval time.Duration
 }
 
 // Shipper sends audit lines elsewhere (package audit/ship). Ship is called
@@ -146,6 +157,10 @@ type Log struct {
 	born   time.Time
 	sync   *syncer
 	closed bool
+	// unsigned counts the lines this process wrote since the last
+	// checkpoint it knows of; stopTicks stops the interval checkpoints.
+	unsigned  int
+	stopTicks chan struct{}
 }
 
 // Open opens (creating, mode 0600) the audit file at path with the
@@ -179,9 +194,11 @@ func OpenWith(path string, opts Options) (*Log, error) {
 	a := &Log{f: f, fd: int(f.Fd()), lk: lk, path: path, opts: opts, now: time.Now}
 	a.sync = newSyncer(opts.Sync, opts.SyncInterval, a.fsync, opts.Log)
 	if err := a.check(); err != nil {
+		a.opts.Signer = nil // a log that cannot be opened gets no checkpoint either
 		a.Close()
 		return nil, fmt.Errorf("audit log %s: %v; run `toolwarden audit verify %s`", path, err, path)
 	}
+	a.startCheckpoints()
 	return a, nil
 }
 
@@ -212,6 +229,10 @@ func (a *Log) Close() error {
 	if a.closed {
 		return nil
 	}
+	cpErr := a.closeCheckpoint()
+	if cpErr != nil {
+		cpErr = fmt.Errorf("audit log: shutdown checkpoint: %w", cpErr)
+	}
 	a.closed = true
 	a.sync.stop()
 	if a.poll != nil {
@@ -225,7 +246,7 @@ func (a *Log) Close() error {
 			a.sync.markSynced()
 		}
 	}
-	return errors.Join(err, a.f.Close(), a.lk.close())
+	return errors.Join(cpErr, err, a.f.Close(), a.lk.close())
 }
 
 // Append chains e to the log and writes it, rotating first when the file is
@@ -261,10 +282,19 @@ func (a *Log) append(e Entry) (uint64, error) {
 		}
 		if !a.rotationDue(last, size) {
 			n, err := a.write(e, last, size)
+			if err == nil {
+				n = max(n, a.afterWrite())
+			}
 			if a.lk.wanted() {
 				a.lk.release()
 			}
 			return n, err
+		}
+		if a.opts.Signer != nil && last.Outcome != OutcomeCheckpoint {
+			if _, err := a.write(checkpointEntry(CheckpointRotation), last, size); err != nil {
+				return 0, fmt.Errorf("audit log checkpoint before rotation: %w", err)
+			}
+			last = a.last
 		}
 		if err := a.rotate(last); err != nil {
 			return 0, fmt.Errorf("audit log rotation: %w", err)
@@ -285,6 +315,9 @@ func (a *Log) write(e Entry, last *Entry, size int64) (uint64, error) {
 	if a.opts.Replica != "" {
 		e.Replica = a.opts.Replica
 	}
+	if e.Outcome == OutcomeCheckpoint && a.opts.Signer != nil {
+		a.opts.Signer.sign(&e)
+	}
 	line, err := a.enc.line(&e)
 	if err != nil {
 		return 0, err
@@ -304,6 +337,10 @@ func (a *Log) write(e Entry, last *Entry, size int64) (uint64, error) {
 	// whoever holds the previous a.last has used it by now.
 	a.head = e
 	a.last, a.size = &a.head, size+int64(n)
+	a.unsigned++
+	if e.Outcome == OutcomeCheckpoint {
+		a.unsigned = 0
+	}
 	if a.opts.Ship != nil {
 		a.opts.Ship.Ship(line, e.Seq, e.Hash)
 	}

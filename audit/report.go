@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // ReportChains writes each chain as audit verify prints it, headed by its
@@ -100,6 +101,45 @@ func printChain(w io.Writer, res ChainResult) {
 	for _, t := range res.TornFiles {
 		fmt.Fprintf(w, "  %s: %d bytes of set-aside torn lines, outside the chain\n", t.Path, t.Bytes)
 	}
+	printSigning(w, res.Signing(), last.LastSeq)
+}
+
+// printSigning says what the checkpoints sign: nothing for a log without
+// any when no key was given (as before signing existed).
+func printSigning(w io.Writer, s Signing, lastSeq uint64) {
+	switch {
+	case !s.Checked && s.Checkpoints == 0:
+		return
+	case !s.Checked:
+		fmt.Fprintf(w, "  %d signed checkpoints, signatures not checked (give --pubkey)\n", s.Checkpoints)
+		return
+	case s.Checkpoints == 0:
+		fmt.Fprintf(w, "UNSIGNED: no checkpoint: none of the %d lines is signed (signing was off, or the checkpoints were removed and the chain rewritten)\n", s.Unsigned)
+		return
+	}
+	fmt.Fprintf(w, "  signatures: %d checkpoints verified with key %s; the last, %s line %d (seq %d, %s, %s), signs every line before it\n",
+		s.Checkpoints, strings.Join(s.KeyIDs, ", "), s.LastFile, s.Last.Line, s.Last.Seq, s.Last.Rule, s.Last.Time)
+	if s.Unsigned > 0 {
+		fmt.Fprintf(w, "UNSIGNED: %d lines after the last checkpoint (seq %d-%d): no signature covers them (the server is still running or crashed)\n",
+			s.Unsigned, s.FirstUnsigned, lastSeq)
+		return
+	}
+	if s.Last.Rule != CheckpointShutdown {
+		fmt.Fprintf(w, "  note: the log ends in a checkpoint written at %s, not at shutdown: the server is still running or crashed, or lines after that checkpoint were cut\n",
+			strings.TrimPrefix(s.Last.Rule, "audit.checkpoint."))
+	}
+}
+
+// Unsigned counts the lines of the chains that no checkpoint signs (for
+// audit verify --require-signed); a broken chain counts none.
+func Unsigned(chains []Chain) int {
+	n := 0
+	for _, c := range chains {
+		if c.Err == nil && len(c.Files) > 0 {
+			n += c.Signing().Unsigned
+		}
+	}
+	return n
 }
 
 // base is the file name of a path, as rotation lines name files.

@@ -3,10 +3,15 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
+	"strings"
 )
 
 // VerifyResult summarises one verified audit file.
@@ -23,6 +28,25 @@ type VerifyResult struct {
 	// Replica is the replica the first line names ("" before replicas
 	// were written), by which VerifyChains groups files.
 	Replica string
+	// Checkpoints counts the checkpoint lines, LastCheckpoint is the
+	// newest, and Unsigned counts the lines after it (every line when
+	// there is none). KeyIDs are the keys the checkpoints name, and
+	// SignaturesChecked says whether their signatures were verified
+	// (public keys were given).
+	Checkpoints       int
+	LastCheckpoint    CheckpointRecord
+	Unsigned          int
+	KeyIDs            []string
+	SignaturesChecked bool
+}
+
+// CheckpointRecord is a checkpoint line: where it is and why it was written.
+type CheckpointRecord struct {
+	Line  int
+	Seq   uint64
+	Rule  string
+	KeyID string
+	Time  string
 }
 
 // TornRecord is a line recording that a torn last line was set aside.
@@ -37,11 +61,18 @@ type TornRecord struct {
 // line before and its sequence number. The first line either starts the
 // chain (sequence 1 after the genesis hash) or continues a rotated file
 // (its PrevFile); VerifyFiles checks that link. The first problem is
-// returned with its line.
+// returned with its line. Checkpoint lines are chained like any other;
+// their signatures are checked by VerifySigned.
 func Verify(r io.Reader) (VerifyResult, error) {
+	return VerifySigned(r, nil)
+}
+
+// VerifySigned is Verify that also checks every checkpoint's signature
+// with keys (by the key ID the checkpoint names), unless keys is nil.
+func VerifySigned(r io.Reader, keys Keys) (VerifyResult, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	res := VerifyResult{FirstSeq: 1, FirstPrev: genesis, LastHash: genesis}
+	res := VerifyResult{FirstSeq: 1, FirstPrev: genesis, LastHash: genesis, SignaturesChecked: keys != nil}
 	for n := 1; sc.Scan(); n++ {
 		e, err := decodeLine(sc.Bytes())
 		if err != nil {
@@ -54,6 +85,9 @@ func Verify(r io.Reader) (VerifyResult, error) {
 			res.FirstSeq, res.FirstPrev, res.LastHash, res.PrevFile = e.Seq, e.Prev, e.Prev, e.PrevFile
 		}
 		if err := res.check(n, e); err != nil {
+			return res, err
+		}
+		if err := res.checkSigned(n, &e, keys); err != nil {
 			return res, err
 		}
 		if e.Outcome == OutcomeTornTail {
@@ -93,4 +127,61 @@ func decodeLine(line []byte) (Entry, error) {
 		return e, errors.New("data after the entry")
 	}
 	return e, nil
+}
+
+// keyIDForm is what KeyID writes; checkpointRules are the reasons a
+// checkpoint is written. Anything else in a line is refused before it
+// reaches the report.
+var (
+	keyIDForm       = regexp.MustCompile(`^[0-9a-f]{16}$`)
+	checkpointRules = []string{CheckpointLines, CheckpointInterval, CheckpointRotation, CheckpointShutdown}
+)
+
+// checkSigned checks a checkpoint line's signature with keys (when given)
+// and counts the lines it signs; only a checkpoint line may carry one.
+func (res *VerifyResult) checkSigned(n int, e *Entry, keys Keys) error {
+	if e.Outcome != OutcomeCheckpoint {
+		if e.Signature != "" || e.KeyID != "" {
+			return fmt.Errorf("line %d: a %s line carries a signature; only checkpoint lines are signed", n, e.Outcome)
+		}
+		res.Unsigned++
+		return nil
+	}
+	if e.Signature == "" || e.KeyID == "" {
+		return fmt.Errorf("line %d: checkpoint without a signature or key ID", n)
+	}
+	if !keyIDForm.MatchString(e.KeyID) {
+		return fmt.Errorf("line %d: checkpoint key_id %q is not a key ID (16 hex digits)", n, e.KeyID)
+	}
+	if !slices.Contains(checkpointRules, e.Rule) {
+		return fmt.Errorf("line %d: checkpoint rule %q is none of %s", n, e.Rule, strings.Join(checkpointRules, ", "))
+	}
+	if keys != nil {
+		if err := verifyCheckpoint(e, keys); err != nil {
+			return fmt.Errorf("line %d (seq %d): %w", n, e.Seq, err)
+		}
+	}
+	res.Checkpoints++
+	res.LastCheckpoint = CheckpointRecord{Line: n, Seq: e.Seq, Rule: e.Rule, KeyID: e.KeyID, Time: e.Time}
+	res.Unsigned = 0
+	if !slices.Contains(res.KeyIDs, e.KeyID) {
+		res.KeyIDs = append(res.KeyIDs, e.KeyID)
+	}
+	return nil
+}
+
+// verifyCheckpoint checks e's signature with the key it names.
+func verifyCheckpoint(e *Entry, keys Keys) error {
+	pub, ok := keys[e.KeyID]
+	if !ok {
+		return fmt.Errorf("checkpoint signed by key %s, which no --pubkey names (give the public key it was signed with; keep old keys after a rotation)", e.KeyID)
+	}
+	sig, err := base64.StdEncoding.DecodeString(e.Signature)
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return fmt.Errorf("checkpoint signature is not a base64 Ed25519 signature")
+	}
+	if !ed25519.Verify(pub, checkpointMessage(e), sig) {
+		return fmt.Errorf("checkpoint signature does not verify with key %s: the checkpoint was forged or altered, or a line before it was altered and the chain rewritten", e.KeyID)
+	}
+	return nil
 }

@@ -43,6 +43,24 @@ type AuditAnchor struct {
 	Every  time.Duration `mapstructure:"every" yaml:"every"`
 }
 
+// AuditCheckpointEvery is how often a signed checkpoint is written
+// (audit.checkpoint_every): after Lines lines, and Interval after an
+// unsigned line, whichever comes first; also at rotation and shutdown.
+type AuditCheckpointEvery struct {
+	Lines    int           `mapstructure:"lines" yaml:"lines"`
+	Interval time.Duration `mapstructure:"interval" yaml:"interval"`
+}
+
+// Bounds on checkpoints: at least 100 lines, so that at most one call in
+// a hundred pays for a signature (~20 µs) and a call's p99 does not move;
+// at most a million lines and a day, so that a signature is never far.
+const (
+	minCheckpointLines    = 100
+	maxCheckpointLines    = 1_000_000
+	minCheckpointInterval = time.Second
+	maxCheckpointInterval = 24 * time.Hour
+)
+
 // replicaID is what a replica may be called: it is written into every
 // line and is part of the anchors' S3 keys.
 var replicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
@@ -74,6 +92,10 @@ func (a Audit) validate(add func(string, string, ...any), store Artifacts) {
 	}
 	if a.ReplicaID != "" && !replicaID.MatchString(a.ReplicaID) {
 		add("audit.replica_id", "%q is not a replica ID (1-64 letters, digits, '.', '_' and '-', starting with a letter or digit)", a.ReplicaID)
+	}
+	a.CheckpointEvery.validate(add)
+	if strings.ContainsRune(a.SigningKeyFile, 0) {
+		add("audit.signing_key_file", "holds a NUL byte")
 	}
 	a.Ship.validate(add)
 	a.Anchor.validate(add)
@@ -122,5 +144,15 @@ func (a AuditAnchor) validate(add func(string, string, ...any)) {
 	}
 	if a.Every < minAnchorEvery {
 		add("audit.anchor.every", "must be at least %s, got %s", minAnchorEvery, a.Every)
+	}
+}
+
+func (c AuditCheckpointEvery) validate(add func(string, string, ...any)) {
+	if c.Lines < minCheckpointLines || c.Lines > maxCheckpointLines {
+		add("audit.checkpoint_every.lines", "must be %d to %d (a signature per batch of lines, never per call), got %d",
+			minCheckpointLines, maxCheckpointLines, c.Lines)
+	}
+	if c.Interval < minCheckpointInterval || c.Interval > maxCheckpointInterval {
+		add("audit.checkpoint_every.interval", "must be %s to %s, got %s", minCheckpointInterval, maxCheckpointInterval, c.Interval)
 	}
 }

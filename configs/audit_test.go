@@ -12,7 +12,8 @@ func TestAuditDefaults(t *testing.T) {
 	isolate(t)
 	l, err := Load(Options{})
 	require.NoError(t, err)
-	require.Equal(t, Audit{Sync: "interval", MaxBytes: 64 << 20, Ship: defaultShip, Anchor: defaultAnchor}, l.Config.Audit)
+	require.Equal(t, Audit{Sync: "interval", MaxBytes: 64 << 20, Ship: defaultShip, Anchor: defaultAnchor,
+		CheckpointEvery: defaultCheckpoints}, l.Config.Audit)
 }
 
 func TestAuditSettings(t *testing.T) {
@@ -20,13 +21,24 @@ func TestAuditSettings(t *testing.T) {
 	writeFile(t, "file.yaml", "audit:\n  sync: always\n  max_bytes: 1048576\n  max_age: 24h\n  keep: 5\n")
 	l, err := Load(Options{File: "file.yaml"})
 	require.NoError(t, err)
-	require.Equal(t, Audit{Sync: "always", MaxBytes: 1 << 20, MaxAge: 24 * time.Hour, Keep: 5, Ship: defaultShip, Anchor: defaultAnchor}, l.Config.Audit)
+	require.Equal(t, Audit{Sync: "always", MaxBytes: 1 << 20, MaxAge: 24 * time.Hour, Keep: 5, Ship: defaultShip, Anchor: defaultAnchor,
+		CheckpointEvery: defaultCheckpoints}, l.Config.Audit)
 }
 
 var (
-	defaultShip   = AuditShip{Queue: 4096}
-	defaultAnchor = AuditAnchor{Prefix: "toolwarden-audit/", Every: time.Minute}
+	defaultShip        = AuditShip{Queue: 4096}
+	defaultAnchor      = AuditAnchor{Prefix: "toolwarden-audit/", Every: time.Minute}
+	defaultCheckpoints = AuditCheckpointEvery{Lines: 1000, Interval: time.Minute}
 )
+
+func TestAuditSigning(t *testing.T) {
+	isolate(t)
+	writeFile(t, "file.yaml", "audit:\n  signing_key_file: /etc/toolwarden/audit-signing.key\n  checkpoint_every:\n    lines: 500\n    interval: 10s\n")
+	l, err := Load(Options{File: "file.yaml"})
+	require.NoError(t, err)
+	require.Equal(t, "/etc/toolwarden/audit-signing.key", l.Config.Audit.SigningKeyFile)
+	require.Equal(t, AuditCheckpointEvery{Lines: 500, Interval: 10 * time.Second}, l.Config.Audit.CheckpointEvery)
+}
 
 func TestAuditShippingAndAnchors(t *testing.T) {
 	isolate(t)
@@ -76,6 +88,10 @@ func TestAuditRejectsBadValues(t *testing.T) {
 		{"audit:\n  anchor:\n    bucket: anchors\n", "audit.anchor.bucket: anchors go to the S3 server of artifacts.endpoint"},
 		{"audit:\n  anchor:\n    bucket: anchors\n    every: 10ms\n", "audit.anchor.every: must be at least 1s, got 10ms"},
 		{"audit:\n  anchor:\n    bucket: anchors\n    prefix: ../x\n", `audit.anchor.prefix: "../x" must not start with / nor hold ..`},
+		{"audit:\n  checkpoint_every:\n    lines: 1\n", "audit.checkpoint_every.lines: must be 100 to 1000000 (a signature per batch of lines, never per call), got 1"},
+		{"audit:\n  checkpoint_every:\n    lines: 0\n", "audit.checkpoint_every.lines: must be 100 to 1000000"},
+		{"audit:\n  checkpoint_every:\n    interval: 10ms\n", "audit.checkpoint_every.interval: must be 1s to 24h0m0s, got 10ms"},
+		{"audit:\n  checkpoint_every:\n    interval: 48h\n", "audit.checkpoint_every.interval: must be 1s to 24h0m0s, got 48h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.wantErr, func(t *testing.T) {

@@ -113,6 +113,10 @@ type Audit struct {
 	ReplicaID string      `mapstructure:"replica_id" yaml:"replica_id"`
 	Ship      AuditShip   `mapstructure:"ship" yaml:"ship"`
 	Anchor    AuditAnchor `mapstructure:"anchor" yaml:"anchor"`
+	// SigningKeyFile and CheckpointEvery: signed checkpoints, see
+	// configs/audit.go.
+	SigningKeyFile  string               `mapstructure:"signing_key_file" yaml:"signing_key_file"`
+	CheckpointEvery AuditCheckpointEvery `mapstructure:"checkpoint_every" yaml:"checkpoint_every"`
 }
 
 // HTTP configures the streamable HTTP and SSE transports.

@@ -18,6 +18,15 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audi
 	c := cfg.Audit
 	opts := audit.Options{Sync: audit.SyncMode(c.Sync), MaxBytes: c.MaxBytes, MaxAge: c.MaxAge, Keep: c.Keep, Log: log,
 		Replica: c.Replica()}
+	if c.SigningKeyFile != "" {
+		signer, err := audit.LoadSigningKey(c.SigningKeyFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit.signing_key_file: %w", err)
+		}
+		opts.Signer, opts.CheckpointLines, opts.CheckpointInterval = signer, c.CheckpointEvery.Lines, c.CheckpointEvery.Interval
+		log.Info("audit checkpoints signed", "key_id", signer.KeyID(), "every_lines", c.CheckpointEvery.Lines,
+			"every", c.CheckpointEvery.Interval)
+	}
 	var sink *ship.Syslog
 	if c.Ship.Syslog != "" {
 		var err error

@@ -5,6 +5,8 @@
 package audittest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"strings"
@@ -74,4 +76,32 @@ func Trail(t testing.TB, path string) []string {
 		trail = append(trail, string(e.Outcome)+":"+e.Rule+":"+e.Code)
 	}
 	return trail
+}
+
+// Rechain recomputes prev and hash of every line from index from on, as
+// the docs define them (SHA-256 over the line's JSON with hash empty), the
+// way someone who edits a log without the signing key would hide the edit
+// from the hash chain. Signatures are left as they are.
+func Rechain(t testing.TB, lines []string, from int) []string {
+	t.Helper()
+	out := append([]string(nil), lines...)
+	prev := strings.Repeat("0", 64)
+	if from > 0 {
+		prev = Decode(t, out[from-1], from).Hash
+	}
+	for i := from; i < len(out); i++ {
+		e := Decode(t, out[i], i+1)
+		e.Prev, e.Hash = prev, ""
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		e.Hash = hex.EncodeToString(sum[:])
+		if b, err = json.Marshal(e); err != nil {
+			t.Fatal(err)
+		}
+		out[i], prev = string(b), e.Hash
+	}
+	return out
 }

@@ -10,21 +10,49 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 )
 
+// VerifyOptions are what audit verify checks beyond the hash chains.
+type VerifyOptions struct {
+	// Anchors, if set (audit verify --anchors), loads the config that
+	// says where the anchors are (audit.anchor, artifacts).
+	Anchors func() (configs.Config, error)
+	// PubKeys are the public key files (audit verify --pubkey) every
+	// checkpoint's signature is checked with; none checks no signature.
+	PubKeys []string
+	// RequireSigned fails when a line is not signed by a checkpoint.
+	RequireSigned bool
+}
+
 // Verify checks the hash chains of the audit files and directories in
 // paths and writes what it found to w (audit.ReportChains); it fails on a
-// broken chain. With loadConfig set (audit verify --anchors), each chain
-// is then checked against its anchors in S3, where the config's
-// audit.anchor and artifacts say; the config is loaded only then.
-func Verify(ctx context.Context, w io.Writer, paths []string, loadConfig func() (configs.Config, error)) error {
+// broken chain. With public keys, every checkpoint's signature is checked
+// too, and the lines after the last one are reported as unsigned (an
+// error with RequireSigned). With Anchors set, each chain is then checked
+// against its anchors in S3; the config is loaded only then.
+func Verify(ctx context.Context, w io.Writer, paths []string, opts VerifyOptions) error {
+	var keys audit.Keys
+	if len(opts.PubKeys) > 0 {
+		var err error
+		if keys, err = audit.LoadPublicKeys(opts.PubKeys); err != nil {
+			return fmt.Errorf("--pubkey: %w", err)
+		}
+	} else if opts.RequireSigned {
+		return errors.New("--require-signed: give the public keys with --pubkey")
+	}
 	files, err := audit.ExpandPaths(paths)
 	if err != nil {
 		return err
 	}
-	chains := audit.VerifyChains(files)
-	if err := audit.ReportChains(w, chains); err != nil || loadConfig == nil {
+	chains := audit.VerifyChainsSigned(files, keys)
+	if err := audit.ReportChains(w, chains); err != nil {
 		return err
 	}
-	cfg, err := loadConfig()
+	if n := audit.Unsigned(chains); opts.RequireSigned && n > 0 {
+		return fmt.Errorf("--require-signed: %d lines are not signed by any checkpoint", n)
+	}
+	if opts.Anchors == nil {
+		return nil
+	}
+	cfg, err := opts.Anchors()
 	if err != nil {
 		return err
 	}

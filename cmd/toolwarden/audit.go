@@ -9,8 +9,9 @@ import (
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "Work with the audit log"}
-	var anchors bool
+	var anchors, requireSigned bool
 	var configFile string
+	var pubKeys []string
 	verify := &cobra.Command{
 		Use:   "verify FILE|DIR...",
 		Short: "Check audit logs' hash chains, across their rotated files; fails on an edited, deleted or reordered line or file",
@@ -26,19 +27,29 @@ With --anchors, each chain is also checked against the chain heads
 anchored to S3 (audit.anchor, read from the config): a line that was
 anchored must still be there with its hash, so cutting the last lines of a
 file, or putting a forged chain in its place, is reported with the anchor it
-contradicts.`,
+contradicts.
+
+With --pubkey (repeatable: give every key the logs were signed with,
+old ones too after a key rotation), every signed checkpoint line is
+checked with the public key it names, offline: a forged or altered
+checkpoint, or a line altered before a checkpoint and the chain rewritten,
+fails. The lines after the last checkpoint are reported as UNSIGNED; that
+is a warning (exit 0: a running server's newest lines are not signed yet)
+unless --require-signed makes it a failure (exit 1).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var anchorConfig func() (configs.Config, error)
+			opts := ship.VerifyOptions{PubKeys: pubKeys, RequireSigned: requireSigned}
 			if anchors {
-				anchorConfig = func() (configs.Config, error) { return loadFile(configFile) }
+				opts.Anchors = func() (configs.Config, error) { return loadFile(configFile) }
 			}
-			return ship.Verify(cmd.Context(), cmd.OutOrStdout(), args, anchorConfig)
+			return ship.Verify(cmd.Context(), cmd.OutOrStdout(), args, opts)
 		},
 	}
 	verify.Flags().BoolVar(&anchors, "anchors", false, "also check each chain against its anchors in S3 (audit.anchor)")
 	verify.Flags().StringVar(&configFile, "config", "", "config file naming audit.anchor and the S3 server (default ./toolwarden.yaml, then $XDG_CONFIG_HOME/toolwarden/config.yaml)")
-	cmd.AddCommand(verify)
+	verify.Flags().StringArrayVar(&pubKeys, "pubkey", nil, "public key file (audit-signing.pub) to check the signed checkpoints with; repeat for keys of before a rotation")
+	verify.Flags().BoolVar(&requireSigned, "require-signed", false, "fail (exit 1) when a line is not signed by a checkpoint (needs --pubkey)")
+	cmd.AddCommand(verify, newAuditKeygenCmd())
 	return cmd
 }
 
@@ -50,4 +61,23 @@ func loadFile(file string) (configs.Config, error) {
 		return configs.Config{}, err
 	}
 	return l.Config, nil
+}
+
+func newAuditKeygenCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "keygen",
+		Short: "Write a key pair for signed audit checkpoints: audit-signing.key (0600) and audit-signing.pub (0644)",
+		Long: `Write a new Ed25519 key pair for signing audit checkpoints into the current
+directory, or --out DIR: audit-signing.key (PKCS#8 PEM, mode 0600), which
+audit.signing_key_file names, and audit-signing.pub (PKIX PEM, mode 0644),
+which ` + "`toolwarden audit verify --pubkey`" + ` checks signatures with. An existing file of
+either name is never overwritten.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return ship.Keygen(cmd.OutOrStdout(), out)
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", ".", "directory to write the key pair into")
+	return cmd
 }
