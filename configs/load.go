@@ -62,6 +62,8 @@ type Loaded struct {
 	Warnings []string
 	origin   *origins
 	declared []toolSource // where each of Config.Tools was read
+	// upstreamSrc says where each of Config.Upstreams was read.
+	upstreamSrc []string
 }
 
 // Origin names the source of a key's value: a file, an environment variable,
@@ -122,6 +124,9 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	if err := l.loadDeclared(opts.CheckTool); err != nil {
+		return nil, err
+	}
+	if err := l.loadUpstreams(); err != nil {
 		return nil, err
 	}
 	l.Widenings = widenings(l)
