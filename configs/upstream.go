@@ -32,6 +32,12 @@ type Upstream struct {
 	// Sandbox runs Command in the exec sandbox; unset means true. Not
 	// built yet: true is refused at start, false is a widening.
 	Sandbox *bool `mapstructure:"sandbox" yaml:"sandbox"`
+	// AcceptFlagged names the upstream's tools (its own names) whose
+	// definition the output filter flags (injection markers, invisible
+	// characters, secrets, over-long) and that are offered all the same,
+	// with the filtered title and description: a widening. Without it
+	// such a tool is withheld.
+	AcceptFlagged []string `mapstructure:"accept_flagged" yaml:"accept_flagged"`
 	// ConnectTimeout bounds starting, initializing and listing the
 	// upstream's tools at start; 0 means DefaultUpstreamConnectTimeout.
 	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
@@ -69,6 +75,7 @@ func (u Upstream) EnvNames() [][2]string {
 var (
 	upstreamName = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
 	envKey       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,127}_env$`)
+	upstreamTool = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	headerName   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 )
 
@@ -127,6 +134,11 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 			add(key+".headers_env."+h, "%q is not an environment variable name (the value is never given literally)", v)
 		}
 	}
+	for j, name := range u.AcceptFlagged {
+		if !upstreamTool.MatchString(name) {
+			add(fmt.Sprintf("%s.accept_flagged[%d]", key, j), "%q is not an upstream tool name (its own name, without %q)", name, u.Name+UpstreamSep)
+		}
+	}
 	if u.ConnectTimeout != 0 {
 		durationIn(add, key+".connect_timeout", u.ConnectTimeout, 10*time.Minute)
 	}
@@ -138,6 +150,9 @@ func upstreamWidenings(l *Loaded) []string {
 	var out []string
 	for i, u := range l.Config.Upstreams {
 		src := l.upstreamSource(i)
+		for _, name := range u.AcceptFlagged {
+			out = append(out, fmt.Sprintf("upstreams %q accept_flagged offers %q even if the output filter flags its definition", u.Name, name))
+		}
 		if u.URL != "" {
 			out = append(out, fmt.Sprintf("upstreams adds %q: connects to %s (from %s)", u.Name, u.URL, src))
 			continue

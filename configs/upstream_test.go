@@ -30,6 +30,7 @@ func TestUpstreamValidation(t *testing.T) {
 		{"headers on a command", `[{name: a, command: [server], sandbox: false, headers_env: {Authorization: X}}]`, `upstreams[0].headers_env: applies to url upstreams only`},
 		{"env on a url", `[{name: a, url: "https://x.example/mcp", env: {T_env: X}}]`, `upstreams[0].env: applies to command upstreams only`},
 		{"bad header name", `[{name: a, url: "https://x.example/mcp", headers_env: {"a b": X}}]`, `is not an HTTP header name`},
+		{"accept_flagged not a name", `[{name: a, url: "https://x.example/mcp", accept_flagged: ["x y"]}]`, `upstreams[0].accept_flagged[0]: "x y" is not an upstream tool name`},
 		{"connect timeout too long", `[{name: a, url: "https://x.example/mcp", connect_timeout: 2h}]`, `upstreams[0].connect_timeout: must be between 0 and 10m0s`},
 	}
 	for _, tt := range tests {

@@ -121,7 +121,9 @@ upstreams:
 // behind toolwarden: its output's credential is redacted and its
 // instruction to the model flagged, like any tool output; it receives
 // only PATH and the variable its config names; its tool whose namespaced
-// name is too long is withheld, and config check says why.
+// name is too long and its tool whose description holds an instruction to
+// the model are withheld, and config check says why; a flagged tool the
+// operator accepts is listed with its description filtered.
 func TestUpstreamHostile(t *testing.T) {
 	t.Parallel()
 	ws, env := workspace(t)
@@ -137,9 +139,18 @@ upstreams:
     command: [`+bin+`]
     sandbox: false
     env: {UPSTREAM_TOKEN_env: E2E_UPSTREAM_TOKEN}
+    accept_flagged: [tidy]
 `)
 	c, names := serveUpstream(t, ws, env, file)
-	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ"}, names)
+	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ", "hostile__tidy"}, names,
+		"helper's poisoned description is withheld; tidy's invisible characters are accepted")
+	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
+	require.NoError(t, err)
+	for _, tool := range list.Tools {
+		if tool.Name == "hostile__tidy" {
+			require.Equal(t, "Tidies text.", tool.Description, "an accepted definition is listed filtered, never verbatim")
+		}
+	}
 
 	res := callUpstream(t, c, "hostile__leak", nil)
 	require.False(t, res.IsError, "%+v", res.Content)
@@ -167,6 +178,9 @@ upstreams:
 	require.Contains(t, string(check), "upstream:hostile tool "+strings.Repeat("x", 60))
 	require.Contains(t, string(check), "upstreams[0]: its namespaced name")
 	require.Contains(t, string(check), `upstreams adds "hostile": runs`)
+	require.Contains(t, string(check), "upstream:hostile tool helper")
+	require.Contains(t, string(check), `title or description holds "<important>", which reads as an instruction to the model`)
+	require.Contains(t, string(check), `upstreams "hostile" accept_flagged offers "tidy"`)
 }
 
 // TestUpstreamSandboxRefused: an upstream left at the default sandbox:

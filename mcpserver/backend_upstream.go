@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools"
@@ -53,10 +55,29 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 	for _, w := range conn.Withheld {
 		s.refuse(env, key, u.Name, w.Tool, w.Reason)
 	}
+	names := slices.Collect(maps.Keys(taken))
 	for _, t := range conn.Tools() {
+		names = append(names, t.Tool.Name)
+	}
+	check, err := newDefinitionCheck(env.Config, names)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	for _, t := range conn.Tools() {
+		own := strings.TrimPrefix(t.Tool.Name, u.Name+configs.UpstreamSep)
 		if other, ok := taken[t.Tool.Name]; ok {
-			s.refuse(env, key, u.Name, t.Tool.Name, "its name is also "+other)
+			s.refuse(env, key, u.Name, own, "its name is also "+other)
 			continue
+		}
+		findings, filtered := check.findings(t)
+		if len(findings) > 0 && !slices.Contains(u.AcceptFlagged, own) {
+			s.refuse(env, key, u.Name, own, flagged(own, findings))
+			continue
+		}
+		if len(findings) > 0 {
+			env.Log.Warn("upstream tool offered though its definition is flagged (accept_flagged)", "key", key, "upstream", u.Name, "tool", own, "findings", findings)
+			t = filtered
 		}
 		s.tools = append(s.tools, t)
 	}
