@@ -1,14 +1,19 @@
 package e2e
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit/audittest"
 	"github.com/toolwarden/toolwarden/guard"
@@ -134,6 +139,7 @@ func TestUpstreamHostile(t *testing.T) {
 	file := upstreamConfig(t, ws, `
 policy:
   allow: ["hostile__*"]
+limits: {call_timeout: 1s, timeout_grace: 0s}
 upstreams:
   - name: hostile
     command: [`+bin+`]
@@ -142,7 +148,7 @@ upstreams:
     accept_flagged: [tidy]
 `)
 	c, names := serveUpstream(t, ws, env, file)
-	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ", "hostile__tidy"}, names,
+	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ", "hostile__tidy", "hostile__hang"}, names,
 		"helper's poisoned description is withheld; tidy's invisible characters are accepted")
 	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
 	require.NoError(t, err)
@@ -166,6 +172,9 @@ upstreams:
 	entries := audittest.Entries(t, auditPathOf(t, env))
 	require.Equal(t, "hostile__leak", entries[len(entries)-1].Tool)
 	require.Equal(t, 1, entries[len(entries)-1].Redactions)
+
+	// A hung upstream meets the call's deadline; the next call still works.
+	deniedWith(t, callUpstream(t, c, "hostile__hang", nil), toolerr.Timeout)
 
 	res = callUpstream(t, c, "hostile__environ", nil)
 	require.False(t, res.IsError, "%+v", res.Content)
@@ -203,4 +212,47 @@ func TestUpstreamSandboxRefused(t *testing.T) {
 	out, err = cmd.Output()
 	require.NoError(t, err)
 	require.Contains(t, string(out), "toolset: upstream:gone")
+}
+
+// TestUpstreamHTTP: a remote upstream over streamable HTTP (served here on
+// loopback) gets the header its headers_env names on every request, and
+// its tool is called through the guard, its output filtered.
+func TestUpstreamHTTP(t *testing.T) {
+	t.Parallel()
+	s := server.NewMCPServer("remote", "1.0.0")
+	s.AddTool(mcp.NewTool("status", mcp.WithDescription("Reports the service status."), mcp.WithReadOnlyHintAnnotation(true)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("up; aws_access_key_id = AKIAQ3XW7PLM2VNK5RTY"), nil
+		})
+	const auth = "Bearer up-e2e-token"
+	var unauthorized atomic.Int32
+	h := server.NewStreamableHTTPServer(s)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != auth {
+			unauthorized.Add(1)
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	ws, env := workspace(t)
+	env = append(env, "E2E_UPSTREAM_AUTH="+auth)
+	file := upstreamConfig(t, ws, `
+policy:
+  allow: ["remote__*"]
+upstreams:
+  - name: remote
+    url: `+srv.URL+`/mcp
+    headers_env: {Authorization: E2E_UPSTREAM_AUTH}
+`)
+	c, names := serveUpstream(t, ws, env, file)
+	require.Equal(t, []string{"remote__status"}, names)
+	res := callUpstream(t, c, "remote__status", nil)
+	require.False(t, res.IsError, "%+v", res.Content)
+	text := res.Content[0].(mcp.TextContent).Text
+	require.Contains(t, text, "up; aws_access_key_id = [REDACTED:")
+	require.NotContains(t, text, "AKIAQ3XW7PLM2VNK5RTY")
+	require.Zero(t, unauthorized.Load(), "every request carried the header")
 }

@@ -48,6 +48,10 @@ func main() {
 	s.AddTool(hidden, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("tidied"), nil
 	})
+	hang := mcp.NewTool("hang", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Never answers."))
+	s.AddTool(hang, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		select {} // a hung upstream: ignores even the cancellation
+	})
 	if err := server.ServeStdio(s); err != nil {
 		os.Exit(1)
 	}
