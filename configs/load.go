@@ -222,6 +222,11 @@ func (o *origins) of(key string) string {
 	if o.fileKeys[key] {
 		return o.file
 	}
+	// A key inside a list (upstreams[0].sandbox) comes from where the
+	// list does.
+	if i := strings.IndexByte(key, '['); i > 0 && o.fileKeys[key[:i]] {
+		return o.file
+	}
 	return "default"
 }
 

@@ -40,6 +40,7 @@ func TestUpstreamValidation(t *testing.T) {
 			writeFile(t, file, "upstreams: "+tt.yaml+"\n")
 			_, err := Load(Options{File: file})
 			require.ErrorContains(t, err, tt.want)
+			require.ErrorContains(t, err, file, "the error names the file the list came from")
 		})
 	}
 }
