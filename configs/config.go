@@ -39,6 +39,9 @@ type Config struct {
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
 	// Identities are extra, narrowing policy layers per caller.
 	Identities []IdentityRule `mapstructure:"identities" yaml:"identities"`
+	// Upstreams are other MCP servers whose tools are offered behind the
+	// guard (upstream.go); more come from upstreams.d/*.yaml.
+	Upstreams []Upstream `mapstructure:"upstreams" yaml:"upstreams"`
 
 	// File is the config file this was read from ("" for none), set by
 	// Load: the server keeps its tools from writing it.

@@ -113,23 +113,9 @@ func mainFileTools(file string, n int) []toolSource {
 // only key is tools. Unknown keys and wrong types are refused as in the
 // config file.
 func readToolsFile(file string) ([]DeclaredTool, []toolSource, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", file, err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil, nil
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.MappingNode && len(root.Content) == 2 && root.Content[0].Value == "tools" {
-		root = root.Content[1]
-	}
-	if root.Kind != yaml.SequenceNode {
-		return nil, nil, fmt.Errorf("%s:%d: must be a list of tools, or a mapping whose only key is tools", file, root.Line)
+	root, err := readListFile(file, "tools")
+	if err != nil || root == nil {
+		return nil, nil, err
 	}
 	w := &keyWalker{file: file}
 	for i, item := range root.Content {
@@ -224,4 +210,28 @@ func declaredWidenings(l *Loaded) []string {
 		}
 	}
 	return out
+}
+
+// readListFile reads a YAML file that is a list, or a mapping whose only
+// key is key holding the list; nil for an empty file.
+func readListFile(file, key string) (*yaml.Node, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.MappingNode && len(root.Content) == 2 && root.Content[0].Value == key {
+		root = root.Content[1]
+	}
+	if root.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("%s:%d: must be a list of %s, or a mapping whose only key is %s", file, root.Line, key, key)
+	}
+	return root, nil
 }

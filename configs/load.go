@@ -62,6 +62,8 @@ type Loaded struct {
 	Warnings []string
 	origin   *origins
 	declared []toolSource // where each of Config.Tools was read
+	// upstreamSrc says where each of Config.Upstreams was read.
+	upstreamSrc []string
 }
 
 // Origin names the source of a key's value: a file, an environment variable,
@@ -122,6 +124,9 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	if err := l.loadDeclared(opts.CheckTool); err != nil {
+		return nil, err
+	}
+	if err := l.loadUpstreams(); err != nil {
 		return nil, err
 	}
 	l.Widenings = widenings(l)
@@ -215,6 +220,11 @@ func (o *origins) of(key string) string {
 		return "env " + env
 	}
 	if o.fileKeys[key] {
+		return o.file
+	}
+	// A key inside a list (upstreams[0].sandbox) comes from where the
+	// list does.
+	if i := strings.IndexByte(key, '['); i > 0 && o.fileKeys[key[:i]] {
 		return o.file
 	}
 	return "default"

@@ -237,6 +237,7 @@ func widenings(l *Loaded) []string {
 		out = append(out, fmt.Sprintf("http.allowed_origins adds %q (from %s)", o, l.Origin("http.allowed_origins")))
 	}
 	out = append(out, declaredWidenings(l)...)
+	out = append(out, upstreamWidenings(l)...)
 	out = append(out, metricsWidenings(l)...)
 	return append(out, execWidenings(l, def.Exec)...)
 }

@@ -55,14 +55,14 @@ func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
 	x := exec.New(cfg.Exec, cfg.Workspace)
 	a := artifacts.New(cfg.Artifacts, log)
 	g := graph.New(nil, cfg.Graph.MaxListResults)
-	return []toolset{
+	return append([]toolset{
 		{name: "fs", set: f, open: func(_ context.Context, env backendEnv) (io.Closer, error) { f.Bind(env.Workspace); return nil, nil }},
 		{name: "exec", set: x, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openExec(ctx, env, x) }},
 		{name: "artifacts", set: a, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openArtifacts(ctx, env, a) }},
 		{name: "graph", set: g, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openGraph(ctx, env, g) }},
 		declaredToolset("declared_http", openDeclaredHTTP),
 		declaredToolset("declared_cli", openDeclaredCLI),
-	}
+	}, upstreamToolsets(cfg)...)
 }
 
 //go:generate env UPDATE_TOOLSNAPS=true go test -count=1 -run ^(TestToolSnapshots|TestToolsDoc|TestReservedNamesAreTheCatalog)$ .
@@ -109,6 +109,9 @@ func openBackends(ctx context.Context, sets []toolset, env backendEnv) ([]tools.
 			closers = append(closers, c)
 		}
 		all = append(all, ts.set.Tools()...)
+		if w, ok := ts.set.(interface{ Withheld() []Unavailable }); ok {
+			missing = append(missing, w.Withheld()...)
+		}
 	}
 	return all, closers, missing, nil
 }

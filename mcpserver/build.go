@@ -100,7 +100,8 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 		return nil, err
 	}
 	deny := append(append([]string(nil), cfg.Capabilities.Deny...), protectedWrites(cfg)...)
-	if policy, err = policy.WithCapabilities(cfg.Capabilities.Grant, deny); err != nil {
+	grant := append(append([]string(nil), cfg.Capabilities.Grant...), upstreamGrants(toolset)...)
+	if policy, err = policy.WithCapabilities(grant, deny); err != nil {
 		return nil, err
 	}
 	if policy, err = policy.WithSecretFiles(cfg.Capabilities.SecretGlobs()); err != nil {

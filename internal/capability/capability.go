@@ -15,13 +15,14 @@ import (
 
 // Capability is one authority a tool needs or the policy grants, written
 // resource:verb:scope, e.g. fs:read:src/**, net:connect:api.example.com:443,
-// proc:exec:python, env:read:HOME, graph:write:*, s3:read:tasks/*.
+// proc:exec:python, env:read:HOME, graph:write:*, s3:read:tasks/*,
+// mcp:call:files/read_file (an upstream server's tool, upstream/tool).
 type Capability struct {
 	Resource, Verb, Scope string
 }
 
 // Resources are the capability resources toolwarden knows.
-var Resources = []string{"fs", "net", "proc", "env", "secrets", "graph", "s3"}
+var Resources = []string{"fs", "net", "proc", "env", "secrets", "graph", "s3", "mcp"}
 
 // String renders c as resource:verb:scope.
 func (c Capability) String() string { return c.Resource + ":" + c.Verb + ":" + c.Scope }

@@ -67,6 +67,7 @@ var mayImport = map[string][]string{
 	"tools/graph":       toolDeps,
 	// Declared cli tools with go_cache run with go scripts' toolchain.
 	"tools/declared":  with(toolDeps, "tools/exec"),
+	"tools/upstream":  toolDeps,
 	"tools":           leaves,
 	"sandbox":         leaves,
 	"configs":         leaves,

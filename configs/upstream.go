@@ -1,0 +1,166 @@
+package configs
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Upstream is another MCP server whose tools toolwarden offers behind its
+// guard, namespaced as <name>__<tool> (docs/upstreams.md). It is reached
+// either by running Command and speaking MCP over its stdin and stdout, or
+// at URL over streamable HTTP.
+type Upstream struct {
+	// Name prefixes its tools: [a-z0-9_]{1,24}, no "__", not ending in "_",
+	// so that a namespaced name says which upstream it belongs to.
+	Name string `mapstructure:"name" yaml:"name"`
+	// Command is the argv of a local server (stdio). Its environment is
+	// PATH and the Env entries only, never toolwarden's whole environment.
+	Command []string `mapstructure:"command" yaml:"command"`
+	// URL is a remote server's streamable HTTP endpoint: https, or http on
+	// a loopback host.
+	URL string `mapstructure:"url" yaml:"url"`
+	// Env maps NAME_env to the name of a variable of toolwarden's
+	// environment whose value the upstream receives as NAME (upper case:
+	// keys are case-insensitive). Never a literal value.
+	Env map[string]string `mapstructure:"env" yaml:"env"`
+	// HeadersEnv (url) maps a request header to the name of the variable
+	// holding its value.
+	HeadersEnv map[string]string `mapstructure:"headers_env" yaml:"headers_env"`
+	// Sandbox runs Command in the exec sandbox; unset means true. Not
+	// built yet: true is refused at start, false is a widening.
+	Sandbox *bool `mapstructure:"sandbox" yaml:"sandbox"`
+	// AcceptFlagged names the upstream's tools (its own names) whose
+	// definition the output filter flags (injection markers, invisible
+	// characters, secrets, over-long) and that are offered all the same,
+	// with the filtered title and description: a widening. Without it
+	// such a tool is withheld.
+	AcceptFlagged []string `mapstructure:"accept_flagged" yaml:"accept_flagged"`
+	// ConnectTimeout bounds starting, initializing and listing the
+	// upstream's tools at start; 0 means DefaultUpstreamConnectTimeout.
+	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
+}
+
+// DefaultUpstreamConnectTimeout is how long an upstream may take to start
+// and list its tools when its connect_timeout is unset.
+const DefaultUpstreamConnectTimeout = 30 * time.Second
+
+// UpstreamSep separates an upstream's name from its tool's name.
+const UpstreamSep = "__"
+
+// Sandboxed reports whether u asks to run in the sandbox (the default).
+func (u Upstream) Sandboxed() bool { return u.Sandbox == nil || *u.Sandbox }
+
+// Timeout is u's connect timeout, defaulted.
+func (u Upstream) Timeout() time.Duration {
+	if u.ConnectTimeout > 0 {
+		return u.ConnectTimeout
+	}
+	return DefaultUpstreamConnectTimeout
+}
+
+// EnvNames returns the variables u's process receives, each with the
+// variable of toolwarden's environment its value comes from, sorted.
+func (u Upstream) EnvNames() [][2]string {
+	out := make([][2]string, 0, len(u.Env))
+	for k, v := range u.Env {
+		out = append(out, [2]string{strings.ToUpper(strings.TrimSuffix(k, "_env")), v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+var (
+	upstreamName = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
+	envKey       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,127}_env$`)
+	upstreamTool = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	headerName   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+)
+
+func validateUpstreams(ups []Upstream, add func(string, string, ...any)) {
+	seen := map[string]bool{}
+	for i, u := range ups {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		switch {
+		case !upstreamName.MatchString(u.Name) || strings.Contains(u.Name, UpstreamSep) || strings.HasSuffix(u.Name, "_"):
+			add(key+".name", "%q must be [a-z0-9_]{1,24} without %q and not ending in _ (its tools are named <name>__<tool>)", u.Name, UpstreamSep)
+		case seen[u.Name]:
+			add(key+".name", "%q is also the name of another upstream", u.Name)
+		}
+		seen[u.Name] = true
+		u.validate(key, add)
+	}
+}
+
+func (u Upstream) validate(key string, add func(string, string, ...any)) {
+	if (len(u.Command) == 0) == (u.URL == "") {
+		add(key, "set exactly one of command (a local server over stdio) and url (streamable HTTP)")
+	}
+	if len(u.Command) > 0 && strings.TrimSpace(u.Command[0]) == "" {
+		add(key+".command[0]", "the program must not be empty")
+	}
+	if u.URL != "" {
+		checkURL(add, key+".url", u.URL)
+		if len(u.Env) > 0 {
+			add(key+".env", "applies to command upstreams only; send credentials with headers_env")
+		}
+		if u.Sandbox != nil && *u.Sandbox {
+			add(key+".sandbox", "applies to command upstreams only (a url upstream runs elsewhere)")
+		}
+	}
+	if len(u.Command) > 0 {
+		if len(u.HeadersEnv) > 0 {
+			add(key+".headers_env", "applies to url upstreams only; pass credentials with env")
+		}
+		if u.Sandboxed() {
+			add(key+".sandbox", "sandboxed upstreams are not built yet, and %q would run outside the sandbox: set sandbox: false to run it unsandboxed (logged as a widening at start)", u.Command[0])
+		}
+	}
+	for k, v := range u.Env {
+		if !envKey.MatchString(k) {
+			add(key+".env."+k, "keys are NAME_env: the value is the name of a variable of toolwarden's environment, never a literal value")
+		}
+		if !envVarName.MatchString(v) {
+			add(key+".env."+k, "%q is not an environment variable name (the value is never given literally)", v)
+		}
+	}
+	for h, v := range u.HeadersEnv {
+		if !headerName.MatchString(h) {
+			add(key+".headers_env."+h, "%q is not an HTTP header name", h)
+		}
+		if !envVarName.MatchString(v) {
+			add(key+".headers_env."+h, "%q is not an environment variable name (the value is never given literally)", v)
+		}
+	}
+	for j, name := range u.AcceptFlagged {
+		if !upstreamTool.MatchString(name) {
+			add(fmt.Sprintf("%s.accept_flagged[%d]", key, j), "%q is not an upstream tool name (its own name, without %q)", name, u.Name+UpstreamSep)
+		}
+	}
+	if u.ConnectTimeout != 0 {
+		durationIn(add, key+".connect_timeout", u.ConnectTimeout, 10*time.Minute)
+	}
+}
+
+// upstreamWidenings lists every upstream: each one offers another
+// server's tools, and an unsandboxed one runs a program as toolwarden.
+func upstreamWidenings(l *Loaded) []string {
+	var out []string
+	for i, u := range l.Config.Upstreams {
+		src := l.upstreamSource(i)
+		for _, name := range u.AcceptFlagged {
+			out = append(out, fmt.Sprintf("upstreams %q accept_flagged offers %q even if the output filter flags its definition", u.Name, name))
+		}
+		if u.URL != "" {
+			out = append(out, fmt.Sprintf("upstreams adds %q: connects to %s (from %s)", u.Name, u.URL, src))
+			continue
+		}
+		out = append(out, fmt.Sprintf("upstreams adds %q: runs %q unsandboxed (sandbox: false), as this user, with the network (from %s)", u.Name, u.Command, src))
+		for _, e := range u.EnvNames() {
+			out = append(out, fmt.Sprintf("upstreams %q receives %s from the variable %s", u.Name, e[0], e[1]))
+		}
+	}
+	return out
+}

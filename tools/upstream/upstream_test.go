@@ -1,0 +1,127 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+)
+
+// fakeUpstream is an in-process MCP server with tools that test each
+// rule: a read-only one, one with no annotations, one whose schema is not
+// an object, one whose name is too long once namespaced, and one with a
+// hostile name.
+func fakeUpstream(calls *[]string) *server.MCPServer {
+	s := server.NewMCPServer("fake", "1.2.3")
+	echo := func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw, _ := json.Marshal(req.Params.Arguments)
+		*calls = append(*calls, req.Params.Name+" "+string(raw))
+		return mcp.NewToolResultText("got " + string(raw)), nil
+	}
+	s.AddTool(mcp.NewTool("look", mcp.WithString("q", mcp.Required()), mcp.WithReadOnlyHintAnnotation(true)), echo)
+	s.AddTool(mcp.Tool{Name: "poke", InputSchema: mcp.ToolInputSchema{Type: "object"}}, echo)
+	s.AddTool(mcp.Tool{Name: "arr", InputSchema: mcp.ToolInputSchema{Type: "array"}}, echo)
+	s.AddTool(mcp.NewTool(strings.Repeat("n", 60)), echo)
+	s.AddTool(mcp.NewTool("bad name/../x"), echo)
+	return s
+}
+
+func connectFake(t *testing.T, calls *[]string) *Conn {
+	t.Helper()
+	u := configs.Upstream{Name: "fake", Command: []string{"unused"}}
+	c, err := connect(context.Background(), u, transport.NewInProcessTransport(fakeUpstream(calls)), "test")
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestToolsFollowToolwardensRules: names are namespaced; the capability is
+// mcp:call:<upstream>/<tool>; only the read-only tool runs without
+// approval; every annotation is set; schemas are strict; tools with a
+// non-object schema, a name too long or a hostile name are withheld, each
+// with its reason.
+func TestToolsFollowToolwardensRules(t *testing.T) {
+	c := connectFake(t, new([]string))
+	require.Equal(t, "fake", c.Server.Name)
+	byName := map[string]int{}
+	for i, tool := range c.Tools() {
+		byName[tool.Tool.Name] = i
+		a := tool.Tool.Annotations
+		require.NotNil(t, a.ReadOnlyHint)
+		require.NotNil(t, a.DestructiveHint)
+		require.NotNil(t, a.IdempotentHint)
+		require.NotNil(t, a.OpenWorldHint)
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal(tool.Tool.RawInputSchema, &schema))
+		require.Equal(t, false, schema["additionalProperties"], tool.Tool.Name)
+	}
+	require.Len(t, byName, 2)
+	look, poke := c.Tools()[byName["fake__look"]], c.Tools()[byName["fake__poke"]]
+	require.Equal(t, []string{"mcp:call:fake/look"}, look.Meta.Capabilities)
+	require.False(t, look.Meta.RequiresApproval)
+	require.True(t, poke.Meta.RequiresApproval, "no annotation: not read-only")
+	require.True(t, *poke.Tool.Annotations.DestructiveHint, "unset hints take the MCP defaults")
+
+	reasons := map[string]string{}
+	for _, w := range c.Withheld {
+		reasons[w.Tool] = w.Reason
+	}
+	require.Contains(t, reasons["arr"], `of type "array", not object`)
+	require.Contains(t, reasons[strings.Repeat("n", 60)], "over 64")
+	require.Contains(t, reasons["bad name/../x"], "is not [A-Za-z0-9_.-]")
+}
+
+// TestForwardCallsTheUpstreamsOwnName: the handler sends the upstream's
+// own tool name and the validated arguments, and returns its result.
+func TestForwardCallsTheUpstreamsOwnName(t *testing.T) {
+	var calls []string
+	c := connectFake(t, &calls)
+	look := c.Tools()[0]
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "fake__look"
+	req.Params.RawArguments = json.RawMessage(`{"q":"x"}`)
+	res, err := look.Handler(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, `got {"q":"x"}`, res.Content[0].(mcp.TextContent).Text)
+	require.Equal(t, []string{`look {"q":"x"}`}, calls)
+}
+
+// TestCallErrors: a cancelled or expired call and an unreachable upstream
+// are tool results with codes the model can act on.
+func TestCallErrors(t *testing.T) {
+	c := connectFake(t, new([]string))
+	look := c.Tools()[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := look.Handler(ctx, mcp.CallToolRequest{})
+	require.NoError(t, err)
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok)
+	require.Equal(t, toolerr.Canceled, e.Code)
+
+	lost := callError(context.Background(), "fake", transport.NewError(errors.New("broken pipe")))
+	require.Equal(t, toolerr.BackendUnavailable, lost.Code)
+	refused := callError(context.Background(), "fake", errors.New("invalid params"))
+	require.Equal(t, toolerr.BackendDenied, refused.Code)
+}
+
+// TestEnvironIsOnlyWhatTheConfigNames: a command upstream gets PATH and
+// the variables its env entries name, never the rest of toolwarden's
+// environment, and never a variable that is unset.
+func TestEnvironIsOnlyWhatTheConfigNames(t *testing.T) {
+	env := map[string]string{"PATH": "/bin", "MY_TOKEN": "t0k", "AWS_SECRET_ACCESS_KEY": "no"}
+	u := configs.Upstream{Name: "x", Env: map[string]string{"github_token_env": "MY_TOKEN", "other_env": "UNSET"}}
+	got := Environ(u, func(k string) string { return env[k] }, slogDiscard())
+	require.Equal(t, []string{"PATH=/bin", "GITHUB_TOKEN=t0k"}, got)
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
