@@ -66,12 +66,14 @@ var mayImport = map[string][]string{
 	"tools/fs":          toolDeps,
 	"tools/graph":       toolDeps,
 	// Declared cli tools with go_cache run with go scripts' toolchain.
-	"tools/declared":  with(toolDeps, "tools/exec"),
-	"tools/upstream":  toolDeps,
-	"tools":           leaves,
-	"sandbox":         leaves,
-	"configs":         leaves,
-	"guard/outfilter": {"internal/structured"},
+	"tools/declared": with(toolDeps, "tools/exec"),
+	"tools/upstream": with(toolDeps, "tools/upstream/pin"),
+	// Pins upstream tool definitions by digest; reads and diffs the pins file.
+	"tools/upstream/pin": nil,
+	"tools":              leaves,
+	"sandbox":            leaves,
+	"configs":            leaves,
+	"guard/outfilter":    {"internal/structured"},
 	// The replicas' shared usage and approval state, in Redis/Valkey.
 	"internal/clusterstate": with(leaves, "guard", "approvals"),
 	// Counts calls, decisions and sandbox runs for Prometheus (the guard's

@@ -41,8 +41,9 @@ func ReadOnly(t mcp.Tool) bool {
 func (c *Conn) build(listed []mcp.Tool) ([]tools.Tool, []Withheld) {
 	var out []tools.Tool
 	var withheld []Withheld
+	defs := c.Listing().Tools
 	for _, lt := range listed {
-		t, err := c.tool(lt)
+		t, err := c.tool(lt, json.RawMessage(defs[lt.Name].Definition))
 		if err != nil {
 			withheld = append(withheld, Withheld{Tool: lt.Name, Reason: err.Error()})
 			continue
@@ -52,7 +53,8 @@ func (c *Conn) build(listed []mcp.Tool) ([]tools.Tool, []Withheld) {
 	return out, withheld
 }
 
-func (c *Conn) tool(lt mcp.Tool) (tools.Tool, error) {
+// tool builds the tools.Tool of lt, whose definition as listed is def.
+func (c *Conn) tool(lt mcp.Tool, def json.RawMessage) (tools.Tool, error) {
 	name := Name(c.cfg.Name, lt.Name)
 	if !toolName.MatchString(lt.Name) {
 		return tools.Tool{}, fmt.Errorf("its name %q is not [A-Za-z0-9_.-]{1,128}", lt.Name)
@@ -60,7 +62,7 @@ func (c *Conn) tool(lt mcp.Tool) (tools.Tool, error) {
 	if len(name) > MaxNameLength {
 		return tools.Tool{}, fmt.Errorf("its namespaced name %q is %d characters, over %d", name, len(name), MaxNameLength)
 	}
-	schema, err := inputSchema(lt)
+	schema, err := inputSchema(def)
 	if err != nil {
 		return tools.Tool{}, err
 	}
@@ -85,19 +87,27 @@ func annotations(a mcp.ToolAnnotation) mcp.ToolAnnotation {
 		IdempotentHint: or(a.IdempotentHint, false), OpenWorldHint: or(a.OpenWorldHint, true)}
 }
 
-// inputSchema is the upstream's input schema as the guard will validate
-// it: an object schema, strict (additionalProperties false unless the
-// upstream says otherwise), that compiles.
-func inputSchema(lt mcp.Tool) (json.RawMessage, error) {
-	s := mcp.ToolArgumentsSchema(lt.InputSchema)
-	if s.Type != "object" {
-		return nil, fmt.Errorf("its inputSchema is of type %q, not object", s.Type)
+// inputSchema is the upstream's input schema, from its definition as
+// listed (every keyword, which mcp-go's decoded struct would drop), as
+// the guard will validate it: an object schema, strict
+// (additionalProperties false unless the upstream says otherwise), that
+// compiles.
+func inputSchema(def json.RawMessage) (json.RawMessage, error) {
+	var d struct {
+		InputSchema map[string]any `json:"inputSchema"`
 	}
-	if s.AdditionalProperties == nil {
-		s.AdditionalProperties = false
+	if err := json.Unmarshal(def, &d); err != nil || d.InputSchema == nil {
+		return nil, fmt.Errorf("its inputSchema is not a JSON object")
 	}
-	if s.Properties == nil {
-		s.Properties = map[string]any{}
+	s := d.InputSchema
+	if s["type"] != "object" {
+		return nil, fmt.Errorf("its inputSchema is of type %v, not object", quote(s["type"]))
+	}
+	if _, ok := s["additionalProperties"]; !ok {
+		s["additionalProperties"] = false
+	}
+	if _, ok := s["properties"]; !ok {
+		s["properties"] = map[string]any{}
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
@@ -114,6 +124,12 @@ func inputSchema(lt mcp.Tool) (json.RawMessage, error) {
 		return nil, fmt.Errorf("its inputSchema does not compile: %w", err)
 	}
 	return raw, nil
+}
+
+// quote is v as JSON, for an error message.
+func quote(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // forward returns the handler that calls tool on the upstream with the

@@ -18,12 +18,14 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 )
 
 // Toolset is the Meta.Toolset of every upstream tool.
@@ -33,9 +35,16 @@ const Toolset = "upstream"
 type Conn struct {
 	cfg    configs.Upstream
 	client *client.Client
+	listMu sync.Mutex
 	// Server names the upstream as it introduced itself.
 	Server mcp.Implementation
 	tools  []tools.Tool
+	// rec keeps the raw tools/list results (see recorder).
+	rec *recorder
+	// listing is the upstream's tools as it last listed them, pinned:
+	// the raw definitions and their digests (package pin).
+	listing pin.Upstream
+	mu      sync.Mutex // guards listing
 	// Withheld are the upstream's tools that are not offered, each with
 	// the reason.
 	Withheld []Withheld
@@ -63,11 +72,12 @@ func Connect(ctx context.Context, u configs.Upstream, getenv Env, version string
 
 // connect is Connect over the transport t.
 func connect(ctx context.Context, u configs.Upstream, t transport.Interface, version string) (*Conn, error) {
+	t, rec := record(t)
 	c := client.NewClient(t)
 	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, fmt.Errorf("upstream %q: start: %w", u.Name, err)
 	}
-	conn := &Conn{cfg: u, client: c}
+	conn := &Conn{cfg: u, client: c, rec: rec}
 	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
 	defer cancel()
 	if err := conn.handshake(ctx, version); err != nil {
@@ -86,12 +96,47 @@ func (c *Conn) handshake(ctx context.Context, version string) error {
 		return fmt.Errorf("initialize: %w", timeoutErr(ctx, err))
 	}
 	c.Server = res.ServerInfo
+	list, err := c.List(ctx)
+	if err != nil {
+		return err
+	}
+	c.tools, c.Withheld = c.build(list)
+	return nil
+}
+
+// List lists the upstream's tools again and pins the listing: it returns
+// what mcp-go decoded and sets Listing to the raw definitions. A listing
+// that cannot be pinned (a tool listed twice, duplicate member names,
+// invalid UTF-8) is refused: which of two readings would the upstream
+// mean?
+func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
+	c.listMu.Lock() // one listing at a time: the recorder's pages are its own
+	defer c.listMu.Unlock()
+	c.rec.take()
 	list, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
-		return fmt.Errorf("tools/list: %w", timeoutErr(ctx, err))
+		return nil, fmt.Errorf("tools/list: %w", timeoutErr(ctx, err))
 	}
-	c.tools, c.Withheld = c.build(list.Tools)
-	return nil
+	raw, err := rawTools(c.rec.take())
+	var pinned pin.Upstream
+	if err == nil {
+		pinned, err = pin.Listing(pin.Server{Name: c.Server.Name, Version: c.Server.Version}, raw)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tools/list: its listing cannot be pinned: %w", err)
+	}
+	c.mu.Lock()
+	c.listing = pinned
+	c.mu.Unlock()
+	return list.Tools, nil
+}
+
+// Listing is the upstream's last listing, pinned: its raw definitions and
+// their digests.
+func (c *Conn) Listing() pin.Upstream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listing
 }
 
 func timeoutErr(ctx context.Context, err error) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 )
 
 // fakeUpstream is an in-process MCP server with tools that test each
@@ -124,4 +125,45 @@ func TestEnvironIsOnlyWhatTheConfigNames(t *testing.T) {
 	require.Equal(t, []string{"PATH=/bin", "GITHUB_TOKEN=t0k"}, got)
 }
 
+func pinServer(name, version string) pin.Server { return pin.Server{Name: name, Version: version} }
+
 func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestListingIsRaw: the pinned listing and the schema the guard validates
+// hold the keywords mcp-go's decoded mcp.Tool drops (here minProperties
+// and the outputSchema), exactly as the upstream sent them.
+func TestListingIsRaw(t *testing.T) {
+	s := server.NewMCPServer("raw", "0.1.0")
+	s.AddTool(mcp.NewToolWithRawSchema("strict", "Needs one argument.",
+		json.RawMessage(`{"type":"object","minProperties":1,"properties":{"a":{"type":"string"}}}`)),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	u := configs.Upstream{Name: "raw", Command: []string{"unused"}}
+	c, err := connect(context.Background(), u, transport.NewInProcessTransport(s), "test")
+	require.NoError(t, err)
+	defer c.Close()
+	def := string(c.Listing().Tools["strict"].Definition)
+	require.Contains(t, def, `"minProperties":1`)
+	require.Equal(t, pinServer("raw", "0.1.0"), c.Listing().Server)
+	require.Contains(t, string(c.Tools()[0].Tool.RawInputSchema), `"minProperties":1`)
+	require.Contains(t, string(c.Tools()[0].Tool.RawInputSchema), `"additionalProperties":false`)
+}
+
+// TestRecorderKeepsTheTransportsShape: wrapping a transport keeps the
+// optional interfaces mcp-go's client looks for, and adds none.
+func TestRecorderKeepsTheTransportsShape(t *testing.T) {
+	stdio := transport.NewStdio("unused", nil)
+	w, _ := record(stdio)
+	_, bidi := w.(transport.BidirectionalInterface)
+	_, isHTTP := w.(transport.HTTPConnection)
+	require.True(t, bidi)
+	require.False(t, isHTTP)
+	h, err := transport.NewStreamableHTTP("http://127.0.0.1:1/mcp")
+	require.NoError(t, err)
+	w, _ = record(h)
+	_, bidi = w.(transport.BidirectionalInterface)
+	_, isHTTP = w.(transport.HTTPConnection)
+	require.True(t, bidi && isHTTP)
+	w, _ = record(transport.NewInProcessTransport(server.NewMCPServer("x", "1")))
+	_, bidi = w.(transport.BidirectionalInterface)
+	require.False(t, bidi)
+}

@@ -1,0 +1,98 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// recorder is the upstream's transport with one addition: it keeps the
+// raw result of every tools/list page. mcp-go's client decodes a listing
+// into mcp.Tool, which drops what its structs do not hold (most input
+// schema keywords, fields it does not know); a pin is taken over the
+// tool objects exactly as the upstream sent them.
+//
+// Which optional interfaces a transport has changes what mcp-go's client
+// does (requests from the upstream, HTTP protocol headers), so recorder
+// comes in one type per shape: see record.
+type recorder struct {
+	transport.Interface
+	mu    sync.Mutex
+	pages []json.RawMessage
+}
+
+func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+	res, err := r.Interface.SendRequest(ctx, req)
+	if err == nil && res != nil && res.Error == nil && req.Method == string(mcp.MethodToolsList) {
+		r.mu.Lock()
+		r.pages = append(r.pages, append(json.RawMessage(nil), res.Result...))
+		r.mu.Unlock()
+	}
+	return res, err
+}
+
+// take returns the pages recorded since the last take.
+func (r *recorder) take() []json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.pages
+	r.pages = nil
+	return p
+}
+
+// bidiRecorder is a recorder of a transport that takes requests from the
+// upstream (stdio).
+type bidiRecorder struct {
+	*recorder
+	bidi transport.BidirectionalInterface
+}
+
+func (b bidiRecorder) SetRequestHandler(h transport.RequestHandler) { b.bidi.SetRequestHandler(h) }
+
+// httpRecorder is a recorder of streamable HTTP.
+type httpRecorder struct {
+	bidiRecorder
+	http transport.HTTPConnection
+}
+
+func (h httpRecorder) SetProtocolVersion(v string) { h.http.SetProtocolVersion(v) }
+
+// RequiresLegacyProtocol passes on the transport's answer, which mcp-go's
+// client asks for.
+func (h httpRecorder) RequiresLegacyProtocol() bool {
+	l, ok := h.http.(interface{ RequiresLegacyProtocol() bool })
+	return ok && l.RequiresLegacyProtocol()
+}
+
+// record wraps t in the recorder of its shape; rec is where to take the
+// pages from.
+func record(t transport.Interface) (wrapped transport.Interface, rec *recorder) {
+	rec = &recorder{Interface: t}
+	bidi, isBidi := t.(transport.BidirectionalInterface)
+	httpConn, isHTTP := t.(transport.HTTPConnection)
+	switch {
+	case isBidi && isHTTP:
+		return httpRecorder{bidiRecorder{rec, bidi}, httpConn}, rec
+	case isBidi:
+		return bidiRecorder{rec, bidi}, rec
+	}
+	return rec, rec
+}
+
+// rawTools are the tool objects of listing pages, in order, as sent.
+func rawTools(pages []json.RawMessage) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, p := range pages {
+		var page struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(p, &page); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Tools...)
+	}
+	return out, nil
+}
