@@ -65,6 +65,8 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 	b = appendOmitempty(b, `,"torn_file":`, e.TornFile)
 	b = appendOmitempty(b, `,"key_id":`, e.KeyID)
 	b = appendOmitempty(b, `,"signature":`, e.Signature)
+	b = appendOmitempty(b, `,"definition_sha256":`, e.DefinitionSHA256)
+	b = appendOmitempty(b, `,"pinned_sha256":`, e.PinnedSHA256)
 	return append(b, '}'), at
 }
 

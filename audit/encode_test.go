@@ -17,7 +17,7 @@ var encodingCases = []Entry{
 		Tool: "read_file", ArgsSHA256: "ab", Rule: "allowed", Outcome: "allowed", Code: "denied.x", DurationMS: 0.125,
 		Prev: genesis, Hash: "h", DroppedArgs: []string{"wait_for_previous", "x"}, Approval: "ap-1", DecidedBy: "socket uid=1000",
 		Redactions: 3, ToolsSHA256: "t", Version: "v1 (abc, 2026)", PrevFile: "audit.jsonl.1", TornBytes: 12, TornFile: "audit.jsonl.torn",
-		KeyID: "0123456789abcdef", Signature: "c2ln+/=="},
+		KeyID: "0123456789abcdef", Signature: "c2ln+/==", DefinitionSHA256: "sha256:d", PinnedSHA256: "sha256:p"},
 	{Session: `<script>&"\` + "\x00\x1f\u2028\u2029é\xff", Tool: "ünïcode 🎉", Rule: "a\tb\nc"},
 	{DurationMS: 1e-7}, {DurationMS: 1e21}, {DurationMS: 123456789.5}, {DurationMS: -0.5}, {DurationMS: 1e-6},
 	{DurationMS: 5e-324}, {DurationMS: math.MaxFloat64}, {DurationMS: 100}, {Redactions: -1, TornBytes: -2},

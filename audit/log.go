@@ -68,6 +68,13 @@ type Entry struct {
 	// chains to (see checkpointMessage).
 	KeyID     string `json:"key_id,omitempty"`
 	Signature string `json:"signature,omitempty"`
+	// DefinitionSHA256 is, on the lines of an upstream tool's call, the
+	// digest of the definition it runs under (its pin); on a drift line,
+	// the digest of the definition the upstream now lists.
+	DefinitionSHA256 string `json:"definition_sha256,omitempty"`
+	// PinnedSHA256 is, on a drift line, the digest the tool was pinned
+	// with ("" for a tool that was not pinned).
+	PinnedSHA256 string `json:"pinned_sha256,omitempty"`
 }
 
 // Outcome is what a line records: the guard's decision, how an allowed

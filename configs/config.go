@@ -42,6 +42,11 @@ type Config struct {
 	// Upstreams are other MCP servers whose tools are offered behind the
 	// guard (upstream.go); more come from upstreams.d/*.yaml.
 	Upstreams []Upstream `mapstructure:"upstreams" yaml:"upstreams"`
+	// UpstreamPins is what a changed upstream tool definition meets
+	// (upstream.go): block, warn or trust_on_first_use; "" picks block
+	// when a pins file is beside the config file, else
+	// trust_on_first_use.
+	UpstreamPins string `mapstructure:"upstream_pins" yaml:"upstream_pins"`
 
 	// File is the config file this was read from ("" for none), set by
 	// Load: the server keeps its tools from writing it.

@@ -2,7 +2,10 @@ package configs
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -43,6 +46,41 @@ type Upstream struct {
 	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
 }
 
+// The values of upstream_pins.
+const (
+	// PinsBlock refuses a tool whose definition differs from its pin.
+	PinsBlock = "block"
+	// PinsWarn runs it, logged and audited: a widening.
+	PinsWarn = "warn"
+	// PinsTrustOnFirstUse pins the first listing in the state directory
+	// and then refuses any change, as PinsBlock does.
+	PinsTrustOnFirstUse = "trust_on_first_use"
+)
+
+// PinsFile is where the pins file of the config file at file is: beside
+// it, or in the working directory without one.
+func PinsFile(file string) string {
+	if file == "" {
+		return PinsFileName
+	}
+	return filepath.Join(filepath.Dir(file), PinsFileName)
+}
+
+// PinsFileName is the pins file's name (toolwarden pin).
+const PinsFileName = "toolwarden.pins.json"
+
+// PinsMode is the effective upstream_pins of c: the configured value, or
+// block when its pins file exists, else trust_on_first_use.
+func (c Config) PinsMode() string {
+	if c.UpstreamPins != "" {
+		return c.UpstreamPins
+	}
+	if _, err := os.Stat(PinsFile(c.File)); err == nil {
+		return PinsBlock
+	}
+	return PinsTrustOnFirstUse
+}
+
 // DefaultUpstreamConnectTimeout is how long an upstream may take to start
 // and list its tools when its connect_timeout is unset.
 const DefaultUpstreamConnectTimeout = 30 * time.Second
@@ -78,6 +116,12 @@ var (
 	upstreamTool = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	headerName   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 )
+
+func validatePins(mode string, add func(string, string, ...any)) {
+	if !slices.Contains([]string{"", PinsBlock, PinsWarn, PinsTrustOnFirstUse}, mode) {
+		add("upstream_pins", "%q is not one of block, warn, trust_on_first_use (or unset: block with a pins file, else trust_on_first_use)", mode)
+	}
+}
 
 func validateUpstreams(ups []Upstream, add func(string, string, ...any)) {
 	seen := map[string]bool{}
@@ -148,6 +192,9 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 // server's tools, and an unsandboxed one runs a program as toolwarden.
 func upstreamWidenings(l *Loaded) []string {
 	var out []string
+	if l.Config.UpstreamPins == PinsWarn {
+		out = append(out, "upstream_pins is warn (from "+l.Origin("upstream_pins")+"): an upstream tool whose definition changed since it was pinned still runs, logged and audited")
+	}
 	for i, u := range l.Config.Upstreams {
 		src := l.upstreamSource(i)
 		for _, name := range u.AcceptFlagged {

@@ -88,3 +88,27 @@ func TestUpstreamsDir(t *testing.T) {
 	_, err = Load(Options{File: file})
 	require.ErrorContains(t, err, extra+":1: upstreams[0].sandbox: sandboxed upstreams are not built yet")
 }
+
+// TestUpstreamPinsMode: upstream_pins is one of its three values, named in
+// the error otherwise; unset, it is block when a pins file is beside the
+// config file and trust_on_first_use without one; warn is a widening.
+func TestUpstreamPinsMode(t *testing.T) {
+	dir := isolate(t)
+	file := filepath.Join(dir, "toolwarden.yaml")
+	writeFile(t, file, "upstream_pins: off\n")
+	_, err := Load(Options{File: file})
+	require.ErrorContains(t, err, `upstream_pins: "off" is not one of block, warn, trust_on_first_use`)
+
+	writeFile(t, file, "log: {level: info}\n")
+	l, err := Load(Options{File: file})
+	require.NoError(t, err)
+	require.Equal(t, PinsTrustOnFirstUse, l.Config.PinsMode())
+	writeFile(t, filepath.Join(dir, PinsFileName), "{}")
+	require.Equal(t, PinsBlock, l.Config.PinsMode())
+
+	writeFile(t, file, "upstream_pins: warn\n")
+	l, err = Load(Options{File: file})
+	require.NoError(t, err)
+	require.Equal(t, PinsWarn, l.Config.PinsMode())
+	require.Contains(t, strings.Join(l.Widenings, "\n"), "upstream_pins is warn")
+}

@@ -45,6 +45,9 @@ type Call struct {
 	// needs_approval line of its own, so the log has one needs_approval
 	// line per approval asked, and the lines of its retry name it.
 	ApprovalID string
+	// Definition is, for an upstream tool, the digest of the definition
+	// the call runs under (its pin), for the audit line.
+	Definition string
 	// prepaid is set by AdmitAnswer: the call was charged when it asked
 	// for the approval it now brings.
 	prepaid bool

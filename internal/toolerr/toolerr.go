@@ -61,6 +61,9 @@ const (
 	DeniedApprovalUnavailable Code = "denied.approval_unavailable"
 	DeniedApprovalDeclined    Code = "denied.approval_declined"
 	DeniedApprovalTimeout     Code = "denied.approval_timeout"
+	// DeniedToolDrift: an upstream tool's definition changed since it
+	// was pinned (upstream_pins); the operator re-pins after review.
+	DeniedToolDrift Code = "denied.tool_drift"
 	// BackendUnavailable: a service behind a toolset (the artifact store,
 	// the graph database) cannot be reached; the same call may succeed later.
 	BackendUnavailable Code = "backend.unavailable"
