@@ -148,7 +148,7 @@ upstreams:
     accept_flagged: [tidy]
 `)
 	c, names := serveUpstream(t, ws, env, file)
-	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ", "hostile__tidy", "hostile__hang"}, names,
+	require.ElementsMatch(t, []string{"hostile__leak", "hostile__environ", "hostile__tidy", "hostile__hang", "hostile__notes"}, names,
 		"helper's poisoned description is withheld; tidy's invisible characters are accepted")
 	list, err := c.ListTools(ctxT(t), mcp.ListToolsRequest{})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
 )
@@ -52,6 +53,14 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 	}
 	taken := reservedNames(env.Config)
 	key := fmt.Sprintf("upstreams[%d]", i)
+	changes, _ := env.Pins.check(u.Name, conn.Listing())
+	if env.Pins != nil && env.Pins.mode != configs.PinsWarn {
+		for _, c := range changes {
+			s.refuse(env, "upstream_pins", u.Name, c.Tool, fmt.Sprintf("%s since it was pinned (%s): its calls get %s until re-pinned with toolwarden pin",
+				c.Kind, c.FieldNames(), toolerr.DeniedToolDrift))
+		}
+	}
+	conn.OnToolsChanged(func() { s.relist(env, u, conn) })
 	for _, w := range conn.Withheld {
 		s.refuse(env, key, u.Name, w.Tool, w.Reason)
 	}
@@ -84,6 +93,20 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
 		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", false)
 	return conn, nil
+}
+
+// relist reads the upstream's tools again after it said they changed,
+// and compares them with their pins. The tools offered keep the
+// definitions read at start (until restart); a changed one is refused
+// (block, trust_on_first_use) or runs with a warning (warn).
+func (s *upstreamSet) relist(env backendEnv, u configs.Upstream, conn *upstream.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout())
+	defer cancel()
+	if _, err := conn.List(ctx); err != nil {
+		env.Log.Warn("upstream said its tools changed but could not be listed again", "upstream", u.Name, "err", err)
+		return
+	}
+	env.Pins.relisted(u.Name, conn.Listing())
 }
 
 // refuse withholds one upstream tool, logged and reported by config check.

@@ -38,6 +38,8 @@ type backendEnv struct {
 	Sandbox **SandboxReport
 	// Observe watches the sandbox runs.
 	Observe Observers
+	// Pins compares the upstreams' listings with their pins.
+	Pins *pinGate
 }
 
 // Unavailable names a toolset that could not be opened, and why.

@@ -54,8 +54,13 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	b := &Built{Workspace: ws}
+	pins, err := newPinGate(cfg, log)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
 	sets := toolsets(cfg, log)
-	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, sets, backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs})
+	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, sets, backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs, Pins: pins})
 	if err != nil {
 		ws.Close()
 		return nil, err
@@ -73,6 +78,8 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	g.SetObserver(obs.Guard)
 	b.Server = New(g, b.Tools, version, log)
 	b.Server.obs = obs
+	b.Server.pins = pins
+	pins.bind(g, b.Server.toolsChanged)
 	b.Server.offers = offerHooks(sets)
 	if cl != nil {
 		b.closers = append(b.closers, cl.client)

@@ -35,6 +35,12 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 	if e := s.late.admit(call.LimitKey()); e != nil {
 		return toolerr.Result(s.guard.Reject(call, e)), nil
 	}
+	call.Definition = s.pins.digest(call.Tool)
+	// A drifted upstream tool is refused before the guard charges or asks
+	// a human for it; one the policy does not allow is denied as such.
+	if e := s.pins.refusal(call.Tool); e != nil && s.guard.Allowed(call.Tool) {
+		return toolerr.Result(s.guard.Reject(call, e)), nil
+	}
 	// The retry that brings the human's answer (2026-07-28) was charged
 	// when it asked; only the server's own unused, unexpired state for
 	// this very call spares it a second charge. Its audit lines name

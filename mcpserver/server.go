@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/upstream"
 )
 
 // Name is the server name reported to clients.
@@ -36,6 +37,8 @@ type Server struct {
 	obs Observers
 	// offers are told when their tool is listed to a client (offered).
 	offers map[string]func()
+	// pins refuses the upstream tools that drifted from their pins.
+	pins *pinGate
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
@@ -53,7 +56,8 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		s.approval.endSession(id)
 	})
 	s.mcp = server.NewMCPServer(Name, version,
-		server.WithToolCapabilities(false),
+		// The tool list changes only when an upstream's does (pinGate).
+		server.WithToolCapabilities(hasUpstream(toolset)),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.toolMiddleware),
@@ -80,7 +84,7 @@ func (s *Server) hideDisallowed(ctx context.Context, _ any, _ *mcp.ListToolsRequ
 	identity, claims := identityOf(ctx), claimsOf(ctx)
 	kept := res.Tools[:0]
 	for _, t := range res.Tools {
-		if s.guard.AdvertisedTo(identity, claims, t.Name) {
+		if s.guard.AdvertisedTo(identity, claims, t.Name) && !s.pins.hidden(t.Name) {
 			kept = append(kept, t)
 		}
 	}
@@ -88,6 +92,22 @@ func (s *Server) hideDisallowed(ctx context.Context, _ any, _ *mcp.ListToolsRequ
 	if ctx.Value(ownListing{}) == nil {
 		s.offered(kept)
 	}
+}
+
+// hasUpstream reports whether toolset holds an upstream's tool: only then
+// can the tool list change while the server runs.
+func hasUpstream(toolset []tools.Tool) bool {
+	for _, t := range toolset {
+		if t.Meta.Toolset == upstream.Toolset {
+			return true
+		}
+	}
+	return false
+}
+
+// toolsChanged tells every client that the tool list changed.
+func (s *Server) toolsChanged() {
+	s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationToolsListChanged), nil)
 }
 
 // ownListing marks the server's own tools/list (ListTools: the surface

@@ -39,6 +39,6 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newCallCmd(), newPolicyCmd())
 	root.AddCommand(newServeCmd(), newToolsCmd(), newConfigCmd(), newAuditCmd())
-	root.AddCommand(newGeminiCmd(), newVersionCmd(), newApprovalsCmd())
+	root.AddCommand(newGeminiCmd(), newVersionCmd(), newApprovalsCmd(), newPinCmd())
 	return root
 }

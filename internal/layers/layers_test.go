@@ -36,7 +36,7 @@ var mayImport = map[string][]string{
 	// around it. Its transports are packages below it; the strict
 	// JSON-RPC check is theirs.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
-		"internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate",
+		"internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate", "tools/upstream/pin",
 		"audit", "audit/ship", "internal/metrics", "internal/version",
 		"mcpserver/internal/wire", "mcpserver/stdio", "mcpserver/httpserve"),
 	// Writes tool results' JSON-RPC answers in one pass (both transports).

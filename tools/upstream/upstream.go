@@ -146,6 +146,17 @@ func timeoutErr(ctx context.Context, err error) error {
 	return err
 }
 
+// OnToolsChanged calls f, on a goroutine of its own, each time the
+// upstream says its tool list changed (notifications/tools/list_changed).
+// f should list again (List) and compare.
+func (c *Conn) OnToolsChanged(f func()) {
+	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			go f() // the transport's reader must not wait for a listing
+		}
+	})
+}
+
 // Tools returns the upstream's tools that are offered.
 func (c *Conn) Tools() []tools.Tool { return c.tools }
 

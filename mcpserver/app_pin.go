@@ -1,0 +1,98 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/tools/upstream"
+	"github.com/toolwarden/toolwarden/tools/upstream/pin"
+)
+
+// ErrPinsDiffer is CheckPins' error when the upstreams' listings differ
+// from the pins file: `toolwarden pin --check` exits 1 with it.
+var ErrPinsDiffer = errors.New("the upstreams' tool definitions differ from the pins file")
+
+// Pin connects to every upstream of l, lists its tools and writes their
+// pins to out (default: toolwarden.pins.json beside the config file).
+// Nothing is written unless every upstream answered: a pins file without
+// one of them would block all its tools.
+func Pin(ctx context.Context, l *configs.Loaded, out string, w io.Writer) error {
+	f, err := listAll(ctx, l.Config)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = configs.PinsFile(l.File)
+	}
+	if err := pin.Write(out, f); err != nil {
+		return fmt.Errorf("pins not written: %w", err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Upstreams)) {
+		u := f.Upstreams[name]
+		fmt.Fprintf(w, "pinned %q (%s %s): %d tools\n", name, u.Server.Name, u.Server.Version, len(u.Tools))
+	}
+	fmt.Fprintln(w, "wrote", out)
+	return nil
+}
+
+// CheckPins compares every upstream's listing with the pins file (file, or
+// the one beside the config file) and writes the differences to w, per
+// tool and field; it returns ErrPinsDiffer when there is any.
+func CheckPins(ctx context.Context, l *configs.Loaded, file string, w io.Writer) error {
+	if file == "" {
+		file = configs.PinsFile(l.File)
+	}
+	pinned, err := pin.Read(file)
+	if err != nil {
+		return err
+	}
+	listed, err := listAll(ctx, l.Config)
+	if err != nil {
+		return err
+	}
+	differs := false
+	for _, name := range slices.Sorted(maps.Keys(listed.Upstreams)) {
+		p, ok := pinned.Upstreams[name]
+		if !ok {
+			fmt.Fprintf(w, "upstream %q: not pinned in %s\n", name, file)
+			differs = true
+			continue
+		}
+		if c := pin.Compare(p, listed.Upstreams[name]); len(c) > 0 {
+			io.WriteString(w, pin.Format(name, c))
+			differs = true
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(pinned.Upstreams)) {
+		if _, ok := listed.Upstreams[name]; !ok {
+			fmt.Fprintf(w, "upstream %q: pinned but not configured\n", name)
+			differs = true
+		}
+	}
+	if differs {
+		return ErrPinsDiffer
+	}
+	fmt.Fprintf(w, "the %d upstreams' tools are as pinned in %s\n", len(listed.Upstreams), file)
+	return nil
+}
+
+// listAll connects to each upstream of cfg in turn and pins its listing.
+func listAll(ctx context.Context, cfg configs.Config) (pin.File, error) {
+	f := pin.File{Upstreams: map[string]pin.Upstream{}}
+	log := NewLogger(cfg.Log.Level)
+	for _, u := range cfg.Upstreams {
+		conn, err := upstream.Connect(ctx, u, os.Getenv, buildInfo.Version, log)
+		if err != nil {
+			return pin.File{}, fmt.Errorf("%w (nothing was written: every upstream must answer)", err)
+		}
+		f.Upstreams[u.Name] = conn.Listing()
+		conn.Close()
+	}
+	return f, nil
+}
