@@ -108,15 +108,18 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 	}
 	if len(s) > probeBase64 {
 		head, err := enc.DecodeString(s[:probeBase64]) // a multiple of 4, before any padding
-		if err != nil || !textLike(head, false) {
+		if err != nil || !textLike(string(head), false) {
 			return "", nil, false
 		}
 	}
 	data, err := enc.DecodeString(s)
-	if err != nil || !textLike(data, true) {
+	if err != nil {
 		return "", nil, false
 	}
-	return string(data), enc, true
+	if text := string(data); textLike(text, true) {
+		return text, enc, true
+	}
+	return "", nil, false
 }
 
 // binaryHead reports whether s begins with 64 bytes of one base64
@@ -136,25 +139,37 @@ func binaryHead(s string) bool {
 	return err == nil && !utf8.Valid(wholeRunes(head))
 }
 
-// textLike reports whether b is text: valid UTF-8 in which control bytes
-// other than tab, line feed, form feed and carriage return are at most 1
-// in 20, plus one (retrieve_artifact writes a text file holding a single
-// escape or NUL byte as base64). A part (whole false) may end in the
-// middle of a character.
-func textLike(b []byte, whole bool) bool {
+// textLike reports whether s is text: valid UTF-8 in which control
+// bytes other than tab, line feed, form feed and carriage return are at
+// most 1 in 20, plus one (retrieve_artifact writes a text file holding a
+// single escape or NUL byte as base64). A whole terminal control sequence
+// (a colour, a clear-screen, an OSC 8 hyperlink: see escapeLen) counts as
+// no control byte: a log or a page that is dense in them is text, and
+// exactly what Text must strip, while binary holds stray controls. A part
+// (whole false) may end in the middle of a character.
+func textLike(s string, whole bool) bool {
 	if !whole {
-		b = wholeRunes(b)
+		s = wholeRunesIn(s)
 	}
-	if !utf8.Valid(b) {
+	if !utf8.ValidString(s) {
 		return false
 	}
-	controls := 0
-	for _, c := range b {
-		if controlBytes[c] {
-			controls++
+	controls, most := 0, 1+len(s)/20
+	for i := 0; i < len(s); i++ {
+		if !controlBytes[s[i]] {
+			continue
+		}
+		if s[i] == esc {
+			if n := escapeLen(s, i); n > 1 {
+				i += n - 1
+				continue
+			}
+		}
+		if controls++; controls > most {
+			return false
 		}
 	}
-	return controls <= 1+len(b)/20
+	return true
 }
 
 // wholeRunes is b without a character cut at its end.
@@ -168,6 +183,19 @@ func wholeRunes(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// wholeRunesIn is wholeRunes of a string.
+func wholeRunesIn(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			break
+		}
+	}
+	return s
 }
 
 // controlBytes are the ASCII control bytes text does not hold.
