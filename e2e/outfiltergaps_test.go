@@ -67,6 +67,16 @@ func TestArtifactTerminalSequencesBinary(t *testing.T) {
 	require.Equal(t, want, string(decoded), "retrieve_artifact's text is stripped the same way")
 	report := res.Meta.AdditionalFields[outfilter.MetaKey].(map[string]any)
 	require.EqualValues(t, 8, report["controls"], "%v", report)
+
+	// One byte that is not UTF-8 (read_file refuses such a file) does not
+	// make the text binary to the filter.
+	call("store_artifact", map[string]any{"task_id": task, "name": "latin1.log",
+		"content": base64.StdEncoding.EncodeToString([]byte("caf\xe9\n" + terminalText)), "encoding": "base64"})
+	res = call("retrieve_artifact", map[string]any{"task_id": task, "name": "latin1.log"})
+	require.NoError(t, json.Unmarshal([]byte(res.Content[0].(mcp.TextContent).Text), &got))
+	decoded, err = base64.StdEncoding.DecodeString(got.Content)
+	require.NoError(t, err)
+	require.Equal(t, "caf\xe9\n"+want, string(decoded))
 }
 
 // TestGraphNearToolNameBinary: a graph task whose text asks the model to

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
@@ -227,8 +226,12 @@ func TestTextLike(t *testing.T) {
 		{"ASCII", line, true, true},
 		{"multibyte", "naïve café — 日本語 ✓", true, true},
 		{"a part cut inside a character", "日本語"[:7], false, true},
-		{"a whole cut inside a character", "日本語"[:7], true, false},
-		{"invalid UTF-8", "\xff" + line, false, false},
+		{"a whole cut inside a character: one byte not UTF-8", "日本語"[:7], true, true},
+		{"a byte not UTF-8", "\xff" + line, false, true},
+		{"Latin-1", "caf\xe9 cr\xe8me br\xfbl\xe9e " + line + line, true, true},
+		{"3 bytes not UTF-8 in 40", "\xff\xfe\xfd" + line[3:], true, true},
+		{"4 bytes not UTF-8 in 40", "\xff\xfe\xfd\xfc" + line[4:], true, false},
+		{"not UTF-8 and controls share the bound", "\xff\xfe\x00\x00" + line[4:], true, false},
 		{"one NUL in a short text", "\x00short", true, true},
 		{"3 controls in 40 bytes", "\x1b\x1b\x1b" + line[3:], true, true},
 		{"4 controls in 40 bytes", "\x1b\x1b\x1b\x00" + line[4:], true, false},
@@ -250,7 +253,7 @@ func decodeTextWhole(s string) (string, bool) {
 	if enc == nil {
 		return "", false
 	}
-	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
+	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !mostlyUTF8(wholeRunes(head)) {
 		return "", false
 	}
 	data, err := enc.DecodeString(s)
@@ -322,4 +325,19 @@ func TestBase64OfTerminalSequencesIsStripped(t *testing.T) {
 	assert.Equal(t, want, unb64(t, out.Content[1].(mcp.EmbeddedResource).Resource.(mcp.BlobResourceContents).Blob), "resource blob")
 	assert.Equal(t, want, unb64(t, out.Content[2].(mcp.TextContent).Text), "text")
 	assert.Equal(t, 12, rep.Controls, "4 sequences in each of the 3")
+}
+
+// One byte that is not UTF-8 does not make a hostile text binary: base64
+// of it was passed as it was, sequences, hidden URL and secret included.
+func TestBase64OfNearlyUTF8IsFiltered(t *testing.T) {
+	f := newFilter(t)
+	s := fakesecret.All(5)[0]
+	hostile := "caf\xe9\n\x1b]8;;https://evil.example/\x07link\x1b]8;;\x07\n" + s.Line + "\n"
+	in := artifactResult(t, b64([]byte(hostile)))
+	out, rep, err := f.Result(in)
+	require.NoError(t, err)
+	got := unb64(t, structuredContent(t, out))
+	assert.Equal(t, "caf\xe9\nlink\n"+strings.Replace(s.Line, s.Value, Redaction(s.Rule), 1)+"\n", got)
+	assert.Equal(t, 2, rep.Controls)
+	assert.Equal(t, 1, rep.Redactions[s.Rule])
 }
