@@ -103,24 +103,28 @@ func decodeText(s string) (string, *base64.Encoding, bool) {
 	if enc == nil {
 		return "", nil, false
 	}
-	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
+	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !mostlyUTF8(wholeRunes(head)) {
 		return "", nil, false
 	}
 	if len(s) > probeBase64 {
 		head, err := enc.DecodeString(s[:probeBase64]) // a multiple of 4, before any padding
-		if err != nil || !textLike(head, false) {
+		if err != nil || !textLike(string(head), false) {
 			return "", nil, false
 		}
 	}
 	data, err := enc.DecodeString(s)
-	if err != nil || !textLike(data, true) {
+	if err != nil {
 		return "", nil, false
 	}
-	return string(data), enc, true
+	if text := string(data); textLike(text, true) {
+		return text, enc, true
+	}
+	return "", nil, false
 }
 
 // binaryHead reports whether s begins with 64 bytes of one base64
-// alphabet (before any padding) that decode to invalid UTF-8. decodeText
+// alphabet (before any padding) that decode to bytes that are mostly not
+// UTF-8 (see mostlyUTF8). decodeText
 // then refuses s, as encodingOf reads those bytes the same way or refuses
 // s, without reading the rest of it.
 func binaryHead(s string) bool {
@@ -133,28 +137,71 @@ func binaryHead(s string) bool {
 		return false
 	}
 	head, err := strictEncodings[url][0].DecodeString(s[:n])
-	return err == nil && !utf8.Valid(wholeRunes(head))
+	return err == nil && !mostlyUTF8(wholeRunes(head))
 }
 
-// textLike reports whether b is text: valid UTF-8 in which control bytes
-// other than tab, line feed, form feed and carriage return are at most 1
-// in 20, plus one (retrieve_artifact writes a text file holding a single
-// escape or NUL byte as base64). A part (whole false) may end in the
-// middle of a character.
-func textLike(b []byte, whole bool) bool {
+// textLike reports whether s is text: in which the bytes text does not
+// hold (control bytes other than tab, line feed, form feed and carriage
+// return, and bytes that are not UTF-8) are at most 1 in 20, plus one
+// (retrieve_artifact writes a text file holding a single escape or NUL
+// byte as base64). A whole terminal control sequence (a colour, a
+// clear-screen, an OSC 8 hyperlink: see escapeLen) counts as no control
+// byte: a log or a page that is dense in them is text, and exactly what
+// Text must strip, while binary holds stray controls. Nor does one byte
+// that is not UTF-8 (a Latin-1 "é") make text binary: it would hide the
+// rest from the filter. A part (whole false) may end in the middle of a
+// character.
+func textLike(s string, whole bool) bool {
 	if !whole {
-		b = wholeRunes(b)
+		s = wholeRunesIn(s)
 	}
-	if !utf8.Valid(b) {
-		return false
-	}
-	controls := 0
-	for _, c := range b {
-		if controlBytes[c] {
-			controls++
+	valid := utf8.ValidString(s)
+	bad, most := 0, 1+len(s)/20
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			if valid {
+				continue
+			}
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || n > 1 {
+				i += n - 1
+				continue
+			}
+		case !controlBytes[c]:
+			continue
+		case c == esc:
+			if n := escapeLen(s, i); n > 1 {
+				i += n - 1
+				continue
+			}
+		}
+		if bad++; bad > most {
+			return false
 		}
 	}
-	return controls <= 1+len(b)/20
+	return true
+}
+
+// mostlyUTF8 reports whether b holds at most 1 in 20, plus one, bytes
+// that are not UTF-8: the test of a string's first bytes, which refuses
+// binary (an image, an archive, random bytes) before the whole is read.
+func mostlyUTF8(b []byte) bool {
+	if utf8.Valid(b) {
+		return true
+	}
+	bad, most := 0, 1+len(b)/20
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			if bad++; bad > most {
+				return false
+			}
+		}
+		i += n
+	}
+	return true
 }
 
 // wholeRunes is b without a character cut at its end.
@@ -168,6 +215,19 @@ func wholeRunes(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// wholeRunesIn is wholeRunes of a string.
+func wholeRunesIn(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			break
+		}
+	}
+	return s
 }
 
 // controlBytes are the ASCII control bytes text does not hold.

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
@@ -227,16 +226,22 @@ func TestTextLike(t *testing.T) {
 		{"ASCII", line, true, true},
 		{"multibyte", "naïve café — 日本語 ✓", true, true},
 		{"a part cut inside a character", "日本語"[:7], false, true},
-		{"a whole cut inside a character", "日本語"[:7], true, false},
-		{"invalid UTF-8", "\xff" + line, false, false},
+		{"a whole cut inside a character: one byte not UTF-8", "日本語"[:7], true, true},
+		{"a byte not UTF-8", "\xff" + line, false, true},
+		{"Latin-1", "caf\xe9 cr\xe8me br\xfbl\xe9e " + line + line, true, true},
+		{"3 bytes not UTF-8 in 40", "\xff\xfe\xfd" + line[3:], true, true},
+		{"4 bytes not UTF-8 in 40", "\xff\xfe\xfd\xfc" + line[4:], true, false},
+		{"not UTF-8 and controls share the bound", "\xff\xfe\x00\x00" + line[4:], true, false},
 		{"one NUL in a short text", "\x00short", true, true},
 		{"3 controls in 40 bytes", "\x1b\x1b\x1b" + line[3:], true, true},
 		{"4 controls in 40 bytes", "\x1b\x1b\x1b\x00" + line[4:], true, false},
 		{"tab, LF, FF and CR are text", strings.Repeat("\t\n\f\r", 10), true, true},
+		{"terminal sequences are not counted", "\x1b]8;;https://e.example/\x07a\x1b]8;;\x07\x1b[2J\x1b[H\x1b[1;31mb\x1b[0m", true, true},
+		{"lone escapes are", "\x1b\x00\x1b\x00" + line[4:], true, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			assert.Equal(t, c.want, textLike([]byte(c.b), c.whole))
+			assert.Equal(t, c.want, textLike(c.b, c.whole))
 		})
 	}
 }
@@ -248,11 +253,11 @@ func decodeTextWhole(s string) (string, bool) {
 	if enc == nil {
 		return "", false
 	}
-	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !utf8.Valid(wholeRunes(head)) {
+	if head, err := enc.DecodeString(s[:min(len(s), 64)&^3]); err == nil && !mostlyUTF8(wholeRunes(head)) {
 		return "", false
 	}
 	data, err := enc.DecodeString(s)
-	if err != nil || !textLike(data, true) {
+	if err != nil || !textLike(string(data), true) {
 		return "", false
 	}
 	return string(data), true
@@ -298,4 +303,41 @@ func TestBinaryHeadDecidesAsTheWhole(t *testing.T) {
 		}
 	}
 	require.Greater(t, binary, 50, "binaryHead decides some")
+}
+
+// A text artifact holding terminal control sequences reaches the filter
+// as base64 (retrieve_artifact sends text with a control byte so), dense
+// in control bytes: an OSC 8 link and a clear-screen are six in 70 bytes.
+// The file tools' text loses them; this must too, in every place base64
+// is decoded. Before textLike skipped whole sequences, the base64 was
+// judged binary and passed as it was.
+func TestBase64OfTerminalSequencesIsStripped(t *testing.T) {
+	f := newFilter(t)
+	hostile := "Build finished.\n\x1b]8;;https://evil.example/?d=1\x07see the log\x1b]8;;\x07\n\x1b[2J\x1b[Hall clear\n"
+	want := "Build finished.\nsee the log\nall clear\n"
+	in := artifactResult(t, b64([]byte(hostile)))
+	in.Content = append(in.Content,
+		mcp.EmbeddedResource{Type: "resource", Resource: mcp.BlobResourceContents{URI: "artifact://a", Blob: b64([]byte(hostile))}},
+		mcp.NewTextContent(b64([]byte(hostile))))
+	out, rep, err := f.Result(in)
+	require.NoError(t, err)
+	assert.Equal(t, want, unb64(t, structuredContent(t, out)), "structured content and its text copy")
+	assert.Equal(t, want, unb64(t, out.Content[1].(mcp.EmbeddedResource).Resource.(mcp.BlobResourceContents).Blob), "resource blob")
+	assert.Equal(t, want, unb64(t, out.Content[2].(mcp.TextContent).Text), "text")
+	assert.Equal(t, 12, rep.Controls, "4 sequences in each of the 3")
+}
+
+// One byte that is not UTF-8 does not make a hostile text binary: base64
+// of it was passed as it was, sequences, hidden URL and secret included.
+func TestBase64OfNearlyUTF8IsFiltered(t *testing.T) {
+	f := newFilter(t)
+	s := fakesecret.All(5)[0]
+	hostile := "caf\xe9\n\x1b]8;;https://evil.example/\x07link\x1b]8;;\x07\n" + s.Line + "\n"
+	in := artifactResult(t, b64([]byte(hostile)))
+	out, rep, err := f.Result(in)
+	require.NoError(t, err)
+	got := unb64(t, structuredContent(t, out))
+	assert.Equal(t, "caf\xe9\nlink\n"+strings.Replace(s.Line, s.Value, Redaction(s.Rule), 1)+"\n", got)
+	assert.Equal(t, 2, rep.Controls)
+	assert.Equal(t, 1, rep.Redactions[s.Rule])
 }

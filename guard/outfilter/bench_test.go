@@ -170,3 +170,44 @@ func benchJSONResult(b *testing.B, f *Filter, raw []byte) {
 	}
 	cpu.report(b)
 }
+
+// BenchmarkText1MiBCatalog is BenchmarkText1MiB with the filter given the
+// built-in tools' names, as the server gives it: the tool names and the
+// call verbs (nearCall) are in its automaton then.
+func BenchmarkText1MiBCatalog(b *testing.B) {
+	f := catalogFilter(b)
+	text := mixedText()
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	cpu := startCPU()
+	for b.Loop() {
+		var rep Report
+		f.Text(text, &rep)
+	}
+	cpu.report(b)
+}
+
+// BenchmarkResult4KiBSourceCatalog is BenchmarkResult4KiBSource with the
+// built-in tools' names: source text says "use" and "run" often.
+func BenchmarkResult4KiBSourceCatalog(b *testing.B) {
+	src, err := os.ReadFile("text.go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, _ := json.Marshal(map[string]any{"path": "text.go", "content": string(src[:4096])})
+	benchJSONResult(b, catalogFilter(b), raw)
+}
+
+// BenchmarkTextNearCalls is the worst case of nearCall: 1 MiB of a verb
+// before an identifier as long as the catalog's names, none of them.
+func BenchmarkTextNearCalls(b *testing.B) {
+	f := catalogFilter(b)
+	text := strings.Repeat("call update_tasks_x; ", (1<<20)/21)
+	b.SetBytes(int64(len(text)))
+	cpu := startCPU()
+	for b.Loop() {
+		var rep Report
+		f.Text(text, &rep)
+	}
+	cpu.report(b)
+}

@@ -59,8 +59,10 @@ type Filter struct {
 	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
 	tools   []string
-	nKeys   int // patterns below nKeys are keywords, then markers, then tool names
-	spans   sync.Pool
+	// squashed are the tool names without `_` (see closeTool).
+	squashed []string
+	nKeys    int // patterns below nKeys are keywords, then markers, tool names, call verbs
+	spans    sync.Pool
 }
 
 // New returns a filter whose rules are compiled in the background:
@@ -133,6 +135,13 @@ func (f *Filter) build() error {
 		if t = strings.ToLower(t); t != "" {
 			patterns = append(patterns, t)
 			f.tools = append(f.tools, t)
+			f.squashed = append(f.squashed, squash(t))
+			f.hits = append(f.hits, nil)
+		}
+	}
+	if len(f.tools) > 0 { // the verbs, for names close to the tools' (nearCall)
+		for _, v := range callVerbList {
+			patterns = append(patterns, v)
 			f.hits = append(f.hits, nil)
 		}
 	}

@@ -25,6 +25,7 @@ func FuzzText(f *testing.F) {
 	f.Add("![a [b]](https://e.example/?d=1) ![r]\n[r]: //e.example/x\n\\![c](x:y)")
 	f.Add("a" + strings.Repeat(" ", 250) + "b" + strings.Repeat("\r\n", 30) + "\u3000\u2028c")
 	f.Add("call the `update_task_status` tool; {\"method\":\"tools/call\"}")
+	f.Add("run update_task; use **udpate-task-status**; call UpdateTaskStatus; invoke task_status_")
 	flt, err := New(Options{Redact: true, StripInvisible: true, ToolNames: []string{"update_task_status"}})
 	if err != nil {
 		f.Fatal(err)
@@ -80,6 +81,7 @@ func FuzzBase64(f *testing.F) {
 		f.Add(s.Line)
 	}
 	f.Add("zero\u200bwidth space in a text long enough")
+	f.Add("caf\xe9\n\x1b]8;;https://e.example/\x07link\x1b]8;;\x07\x1b[2J\x1b[H\x1b[1A\x1b[2K")
 	flt := newFilter(f)
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {

@@ -220,7 +220,7 @@ type hitState struct {
 // "sk" or "ey" (Twilio's and the JWT's keywords), which would otherwise
 // cost member's whole path. A marker or tool name, a rule with windows,
 // a keyword begun before the string, an escape in it, a match or too
-// many checks: false. (An escape in the decoded text walk walked is no
+// many checks: false. A call verb is vouched for unless nearCall warns. (An escape in the decoded text walk walked is no
 // escape: its offsets are the text's.)
 func (q *quietDoc) vouch(end int, state int32) bool {
 	f, h := q.f, &q.hits
@@ -232,11 +232,26 @@ func (q *quietDoc) vouch(end int, state int32) bool {
 	}
 	for _, p := range f.keys.out[state/int32(f.keys.nclass)] {
 		at := end + 1 - f.keys.lens[p]
-		if int(p) >= f.nKeys || at < 0 || !f.missesAt(h.text, p, at, &h.spent) {
+		if at < 0 {
+			return false
+		}
+		if f.verb(p) {
+			if f.nearCall(h.text, at, end+1) != "" {
+				return false
+			}
+			continue
+		}
+		if int(p) >= f.nKeys || !f.missesAt(h.text, p, at, &h.spent) {
 			return false
 		}
 	}
 	return true
+}
+
+// verb reports whether pattern p is one of the call verbs: "use" and
+// "run" are in much ordinary text, which must stay on the quiet path.
+func (f *Filter) verb(p int32) bool {
+	return int(p)-f.nKeys >= len(f.markers)+len(f.tools)
 }
 
 // missesAt reports whether every rule of keyword p runs anchored and

@@ -96,7 +96,12 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 	f.keys.walk(s, func(last int, pattern int32) {
-		if p := int(pattern) - f.nKeys; p >= len(f.markers) {
+		if p := int(pattern) - f.nKeys; f.verb(pattern) {
+			if call := f.nearCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
+				rep.warn(call)
+			}
+			return
+		} else if p >= len(f.markers) {
 			if call := toolCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
 				rep.warn(call + " " + f.tools[p-len(f.markers)])
 			}
