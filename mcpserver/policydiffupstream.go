@@ -8,16 +8,17 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 )
 
-// pinRank orders upstream_pins modes from the weakest: warn runs a
-// changed tool, trust_on_first_use and block refuse it.
+// pinRank orders upstream_pins modes from the strictest: block refuses
+// a changed tool, trust_on_first_use also pins a first listing unseen,
+// warn runs a changed tool.
 func pinRank(mode string) int {
 	switch mode {
 	case configs.PinsWarn:
-		return 0
+		return 2
 	case configs.PinsTrustOnFirstUse:
 		return 1
 	}
-	return 2
+	return 0
 }
 
 // diffUpstreams compares the upstreams by name: one NEW adds (or points
