@@ -16,7 +16,7 @@ import (
 // observers, build the server (Build) and its approval channels, and serve
 // stdio or HTTP. cmd/toolwarden only parses flags and calls one of the
 // entry points here (Serve, CallOnce, PrintTools, ExplainPolicy,
-// CheckConfig, OpenInProcess).
+// DiffPolicy, CheckConfig, OpenInProcess).
 
 // buildInfo is this binary's version, commit and date: stamped by the
 // release build, else what the Go toolchain recorded (internal/version).
