@@ -43,6 +43,7 @@ func Serve(ctx context.Context, l *configs.Loaded) error {
 	// Set once the rules are built, so that their start-up garbage goes at
 	// the default target.
 	logStart(log, l, auditLog.Path(), tuneGC())
+	startIdleRelease(ctx)
 	if err := recordSurface(ctx, b, auditLog, log); err != nil {
 		return err
 	}
