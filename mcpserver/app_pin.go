@@ -23,6 +23,11 @@ var ErrPinsDiffer = errors.New("the upstreams' tool definitions differ from the 
 // Nothing is written unless every upstream answered: a pins file without
 // one of them would block all its tools.
 func Pin(ctx context.Context, l *configs.Loaded, out string, w io.Writer) error {
+	if len(l.Config.Upstreams) == 0 {
+		// An empty pins file would switch upstream_pins to block and
+		// refuse every upstream added later until it is pinned again.
+		return errors.New("no upstreams in the config (upstreams: or upstreams.d/): nothing to pin, no pins file written")
+	}
 	f, err := listAll(ctx, l.Config)
 	if err != nil {
 		return err
