@@ -110,7 +110,11 @@ var mayImport = map[string][]string{
 	// The model APIs' stand-ins share llmfake's recorder.
 	"internal/llmfake/*": {"internal/llmfake"},
 	"internal/*":         nil,
-	"scripts/*/*":        nil,
+	// The start-up and footprint benchmarks share their stdio handshake.
+	"scripts/bench/startload":         {"scripts/bench/internal/stdiorpc"},
+	"scripts/bench/footprint":         {"scripts/bench/internal/stdiorpc"},
+	"scripts/bench/internal/stdiorpc": nil,
+	"scripts/*/*":                     nil,
 	// Prepares go scripts' GOCACHE where the server would (sandbox-setup).
 	"scripts/gocache": {"configs", "mcpserver", "tools/exec"},
 	"scripts/*":       nil,

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolwarden/toolwarden/scripts/bench/internal/stdiorpc"
 )
 
 // sessionCost is a server's memory before and after the idle sessions.
@@ -92,14 +94,14 @@ func openSessions(c *http.Client, url, token string, n int) error {
 // openSession sends initialize and notifications/initialized; it returns
 // the session's ID.
 func openSession(c *http.Client, url, token string) (string, error) {
-	id, err := post(c, url, token, "", initialize)
+	id, err := post(c, url, token, "", stdiorpc.Initialize("footprint"))
 	if err != nil {
 		return "", fmt.Errorf("initialize: %w", err)
 	}
 	if id == "" {
 		return "", fmt.Errorf("initialize: no Mcp-Session-Id")
 	}
-	if _, err := post(c, url, token, id, initialized); err != nil {
+	if _, err := post(c, url, token, id, stdiorpc.Initialized); err != nil {
 		return "", fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return id, nil

@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolwarden/toolwarden/scripts/bench/internal/stdiorpc"
 )
 
 // idleMemory is what one idle server held.
@@ -19,12 +20,6 @@ type idleMemory struct {
 	children int   // processes it started that were alive
 	childPSS int64 // their PSS, kB
 }
-
-const (
-	initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"footprint","version":"0"}}}`
-	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	toolsList   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-)
 
 // idleOnce starts command over stdio, lists its tools, makes the call if
 // one is given, waits idle with its input open, reads the memory of it
@@ -75,17 +70,8 @@ func idleOnce(command, call string, idle time.Duration) (idleMemory, error) {
 
 // handshake does initialize, tools/list and the call, if any.
 func handshake(w io.Writer, r *bufio.Reader, call string) error {
-	if _, err := io.WriteString(w, initialize+"\n"); err != nil {
+	if _, err := stdiorpc.ListTools(w, r, "footprint"); err != nil {
 		return err
-	}
-	if _, err := answer(r, "1"); err != nil {
-		return fmt.Errorf("initialize: %w", err)
-	}
-	if _, err := io.WriteString(w, initialized+"\n"+toolsList+"\n"); err != nil {
-		return err
-	}
-	if _, err := answer(r, "2"); err != nil {
-		return fmt.Errorf("tools/list: %w", err)
 	}
 	if call == "" {
 		return nil
@@ -93,7 +79,7 @@ func handshake(w io.Writer, r *bufio.Reader, call string) error {
 	if _, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":%s}`+"\n", call); err != nil {
 		return err
 	}
-	res, err := answer(r, "3")
+	res, err := stdiorpc.Answer(r, "3")
 	if err != nil {
 		return fmt.Errorf("tools/call: %w", err)
 	}
@@ -104,26 +90,4 @@ func handshake(w io.Writer, r *bufio.Reader, call string) error {
 		return fmt.Errorf("tools/call answered an error: %.500s", res)
 	}
 	return nil
-}
-
-// answer reads lines until the answer with id, and returns its result.
-func answer(r *bufio.Reader, id string) (json.RawMessage, error) {
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("no answer: %w", err)
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(line, &m) != nil || string(m.ID) != id {
-			continue // a notification, or a server's request
-		}
-		if m.Error != nil {
-			return nil, errors.New(string(m.Error))
-		}
-		return m.Result, nil
-	}
 }

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolwarden/toolwarden/scripts/bench/internal/stdiorpc"
 )
 
 // start is what one start of a server measured.
@@ -21,12 +22,6 @@ type start struct {
 	list, exit, cpu time.Duration
 	tools           int
 }
-
-const (
-	initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"startload","version":"0"}}}`
-	initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
-	toolsList   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-)
 
 // startOnce spawns command, lists its tools as a client would, then closes
 // its input and waits for it to exit (killing it past timeout).
@@ -68,18 +63,9 @@ func startOnce(command string, timeout time.Duration) (start, error) {
 
 // listTools does the handshake and returns the number of tools listed.
 func listTools(w io.Writer, r *bufio.Reader) (int, error) {
-	if _, err := io.WriteString(w, initialize+"\n"); err != nil {
-		return 0, err
-	}
-	if _, err := answer(r, "1"); err != nil {
-		return 0, fmt.Errorf("initialize: %w", err)
-	}
-	if _, err := io.WriteString(w, initialized+"\n"+toolsList+"\n"); err != nil {
-		return 0, err
-	}
-	res, err := answer(r, "2")
+	res, err := stdiorpc.ListTools(w, r, "startload")
 	if err != nil {
-		return 0, fmt.Errorf("tools/list: %w", err)
+		return 0, err
 	}
 	var list struct {
 		Tools []json.RawMessage `json:"tools"`
@@ -88,26 +74,4 @@ func listTools(w io.Writer, r *bufio.Reader) (int, error) {
 		return 0, fmt.Errorf("tools/list: %w", err)
 	}
 	return len(list.Tools), nil
-}
-
-// answer reads lines until the answer with id, and returns its result.
-func answer(r *bufio.Reader, id string) (json.RawMessage, error) {
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			return nil, fmt.Errorf("no answer: %w", err)
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Result json.RawMessage `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal(line, &m) != nil || string(m.ID) != id {
-			continue // a notification, or a server's request
-		}
-		if m.Error != nil {
-			return nil, errors.New(string(m.Error))
-		}
-		return m.Result, nil
-	}
 }
