@@ -38,8 +38,10 @@ func mixedText() string {
 }
 
 // BenchmarkText1MiB filters 1 MiB of plain text (target: under 20 ms/op).
-func BenchmarkText1MiB(b *testing.B) {
-	f := newFilter(b)
+func BenchmarkText1MiB(b *testing.B) { benchText1MiB(b, newFilter(b)) }
+
+// benchText1MiB filters mixedText with f.
+func benchText1MiB(b *testing.B, f *Filter) {
 	text := mixedText()
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
@@ -174,18 +176,7 @@ func benchJSONResult(b *testing.B, f *Filter, raw []byte) {
 // BenchmarkText1MiBCatalog is BenchmarkText1MiB with the filter given the
 // built-in tools' names, as the server gives it: the tool names and the
 // call verbs (nearCall) are in its automaton then.
-func BenchmarkText1MiBCatalog(b *testing.B) {
-	f := catalogFilter(b)
-	text := mixedText()
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	cpu := startCPU()
-	for b.Loop() {
-		var rep Report
-		f.Text(text, &rep)
-	}
-	cpu.report(b)
-}
+func BenchmarkText1MiBCatalog(b *testing.B) { benchText1MiB(b, catalogFilter(b)) }
 
 // BenchmarkResult4KiBSourceCatalog is BenchmarkResult4KiBSource with the
 // built-in tools' names: source text says "use" and "run" often.
