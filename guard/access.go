@@ -23,17 +23,9 @@ func (g *Guard) AccessOf(identity string, c Claims, tool string) Access {
 	call := Call{Tool: tool, Identity: identity, Claims: c}
 	call.layers = layersOf(g.cfg.Identities, call)
 	t := g.tools[tool]
-	in := input{call: call, tool: t, policy: g.cfg.Policy, limits: g.cfg.Limits, layers: call.layers}
-	if t != nil {
-		in.policy, in.limits, in.approval = narrow(g.cfg.Policy, g.cfg.Limits, t.mode(), tool, call.layers)
-	}
-	for c := stepTool; c <= stepTrust; c++ {
-		if c == stepIdentity && len(in.layers) == 0 {
-			continue
-		}
-		if d := c.run(&in); d.Outcome != Allow {
-			return Access{Rule: d.Rule}
-		}
+	in := newInput(call, t, g.cfg.Policy, g.cfg.Limits)
+	if d := in.runThrough(stepTrust); d.Outcome != Allow {
+		return Access{Rule: d.Rule}
 	}
 	rule := t.ApprovalRule
 	if rule == "" {

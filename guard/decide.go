@@ -181,20 +181,35 @@ func Decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State
 // own calls, which only act on the outcome), and every check runs all
 // the same.
 func decide(call Call, tool *ToolInfo, policy Policy, limits Limits, state State, v *Validator, trace bool) Decision {
-	in := input{call: call, tool: tool, policy: policy, limits: limits, state: state, v: v, layers: call.layers, trace: trace}
+	in := newInput(call, tool, policy, limits)
+	in.state, in.v, in.trace = state, v, trace
+	return in.runThrough(numChecks - 1)
+}
+
+// newInput is the checks' input for call of tool: the policy, limits and
+// approval mode narrowed by the identities rules that apply to the call.
+func newInput(call Call, tool *ToolInfo, policy Policy, limits Limits) input {
+	in := input{call: call, tool: tool, policy: policy, limits: limits, layers: call.layers}
 	if tool != nil {
 		in.policy, in.limits, in.approval = narrow(policy, limits, tool.mode(), call.Tool, call.layers)
 	}
+	return in
+}
+
+// runThrough runs the checks in order, from the first through last, and
+// returns the first decision that does not allow, or allowed; with
+// in.trace, the decision lists every check that ran.
+func (in *input) runThrough(last check) Decision {
 	var steps []Step
-	if trace {
+	if in.trace {
 		steps = make([]Step, 0, numChecks)
 	}
-	for c := range numChecks {
+	for c := stepTool; c <= last; c++ {
 		if c == stepIdentity && len(in.layers) == 0 {
 			continue // no identities rule applies: nothing to narrow
 		}
-		d := c.run(&in)
-		if trace {
+		d := c.run(in)
+		if in.trace {
 			steps = append(steps, Step{Check: checkNames[c], Outcome: d.Outcome, Rule: d.Rule, Detail: d.detail()})
 		}
 		if d.Outcome != Allow {
