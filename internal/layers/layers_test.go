@@ -14,7 +14,7 @@ const module = "github.com/toolwarden/toolwarden/"
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
 var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
-	"internal/strictjson"}
+	"internal/strictjson", "internal/money"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
