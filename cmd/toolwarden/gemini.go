@@ -50,7 +50,7 @@ func newGeminiCmd() *cobra.Command {
 	fl.StringSliceVar(&g.AllowedTools, "allowed-tools", nil, "restrict function calls to these tools (with --calling-mode any or validated)")
 	fl.StringVar(&g.Protocol, "protocol", bridge.ProtocolFunctions, "functions (native function calling) or json-block (fenced JSON in text)")
 	fl.IntVar(&g.MaxSteps, "max-steps", 20, "model requests per prompt before giving up")
-	fl.IntVar(&g.MaxContextTokens, "max-context-tokens", 200000, "history budget in (estimated) tokens; oldest turns are left out first, 0 for none")
+	fl.IntVar(&g.MaxContextTokens, "max-context-tokens", 200000, "history budget in tokens (countTokens); the oldest turns are summarised by the model when it is passed, 0 for none")
 	fl.IntVar(&g.Retries, "retries", 5, "attempts per model request on 429, 500, 503 and network errors")
 	fl.DurationVar(&g.Timeout, "timeout", 2*time.Minute, "time limit of one model request")
 	fl.BoolVar(&g.Parallel, "parallel", false, "run the read-only calls of one model turn concurrently")
