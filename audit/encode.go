@@ -67,6 +67,16 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 	b = appendOmitempty(b, `,"signature":`, e.Signature)
 	b = appendOmitempty(b, `,"definition_sha256":`, e.DefinitionSHA256)
 	b = appendOmitempty(b, `,"pinned_sha256":`, e.PinnedSHA256)
+	b = appendOmitempty(b, `,"cost":`, e.Cost)
+	b = appendOmitempty(b, `,"run_cost":`, e.RunCost)
+	if e.InputTokens != 0 {
+		b = append(b, `,"input_tokens":`...)
+		b = strconv.AppendInt(b, e.InputTokens, 10)
+	}
+	if e.OutputTokens != 0 {
+		b = append(b, `,"output_tokens":`...)
+		b = strconv.AppendInt(b, e.OutputTokens, 10)
+	}
 	return append(b, '}'), at
 }
 

@@ -75,7 +75,18 @@ type Entry struct {
 	// PinnedSHA256 is, on a drift line, the digest the tool was pinned
 	// with ("" for a tool that was not pinned).
 	PinnedSHA256 string `json:"pinned_sha256,omitempty"`
+	// Cost and RunCost are, on a spend line of the gemini bridge (Tool
+	// the model), what one model request cost and the run so far, as
+	// "0.0025 USD"; InputTokens and OutputTokens its usage (thoughts
+	// counted as output).
+	Cost         string `json:"cost,omitempty"`
+	RunCost      string `json:"run_cost,omitempty"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
 }
+
+// OutcomeSpend is a line recording a model request's spend.
+const OutcomeSpend Outcome = "spend"
 
 // Outcome is what a line records: the guard's decision, how an allowed
 // call ended, or what the log itself did (OutcomeRotated, OutcomeTornTail).

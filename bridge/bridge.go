@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/internal/money"
 	"google.golang.org/genai"
 )
 
@@ -31,6 +33,7 @@ type Options struct {
 	AllowedTools     []string // allowed_function_names (any/validated only)
 	Protocol         string   // ProtocolFunctions (default) or ProtocolJSONBlock
 	MaxContextTokens int      // history budget; 0: none
+	Spend            Spend    // prices and caps; zero: unmetered
 }
 
 // Bridge is one conversation between a model and an MCP server's tools.
@@ -42,6 +45,8 @@ type Bridge struct {
 	config   *genai.GenerateContentConfig
 	activity io.Writer // tool activity, for the user (stderr)
 	log      *slog.Logger
+	counter  *counter
+	meter    *meter
 }
 
 // ErrMaxSteps is returned when the model still calls tools after MaxSteps
@@ -67,34 +72,32 @@ func New(model Model, tools *Toolbox, opts Options, activity io.Writer, log *slo
 		return nil, err
 	}
 	b.config = cfg
+	b.counter = newCounter(model, cfg)
+	b.meter = &meter{spend: opts.Spend}
 	return b, nil
 }
 
 // Ask sends a user prompt and runs the loop until the model answers in
 // text. On error the history is left as it was before the prompt.
 func (b *Bridge) Ask(ctx context.Context, prompt string) (string, error) {
-	before := len(b.History.Contents)
+	// A summary may rewrite the history: keep the whole of it.
+	before := slices.Clone(b.History.Contents)
 	b.History.Add(genai.NewContentFromText(prompt, genai.RoleUser))
 	answer, err := b.loop(ctx)
 	if err != nil {
-		b.History.Contents = b.History.Contents[:before]
+		b.History.Contents = before
 	}
 	return answer, err
 }
 
 func (b *Bridge) loop(ctx context.Context) (string, error) {
 	for range b.opts.MaxSteps {
-		contents, dropped := b.History.Fit(b.opts.MaxContextTokens)
-		if dropped > 0 {
-			b.log.Info("history truncated to fit --max-context-tokens", "dropped_messages", dropped)
+		if err := b.fitWindow(ctx); err != nil {
+			return "", err
 		}
-		if n := b.History.estimate(contents); b.opts.MaxContextTokens > 0 && n > b.opts.MaxContextTokens {
-			return "", fmt.Errorf("%w: the first message and the newest turn alone are about %d tokens, over --max-context-tokens %d",
-				ErrContextBudget, n, b.opts.MaxContextTokens)
-		}
-		resp, err := b.model.Generate(ctx, contents, b.config)
+		resp, err := b.send(ctx, b.History.Contents, b.config, "turn", b.counter.overhead)
 		if err != nil {
-			return "", fmt.Errorf("model request: %w", err)
+			return "", err
 		}
 		answer, done, err := b.step(ctx, resp)
 		if done || err != nil {
@@ -103,6 +106,88 @@ func (b *Bridge) loop(ctx context.Context) (string, error) {
 	}
 	return "", fmt.Errorf("%w (%d)", ErrMaxSteps, b.opts.MaxSteps)
 }
+
+// fitWindow keeps the history within --max-context-tokens, counted with
+// the API where it can: when it is over, the oldest turns are summarised
+// by the model (see compact).
+func (b *Bridge) fitWindow(ctx context.Context) error {
+	limit := b.opts.MaxContextTokens
+	if limit <= 0 || b.History.estimate(b.History.Contents) <= limit/2 {
+		return nil // far from full: no count request
+	}
+	n, err := b.count(ctx, b.History.Contents)
+	if err != nil || n <= int64(limit) {
+		return err
+	}
+	summarised, err := b.compact(ctx, limit)
+	if err != nil {
+		return err
+	}
+	if summarised > 0 {
+		b.log.Info("earlier turns summarised to fit --max-context-tokens", "summarised_messages", summarised, "tokens_before", n)
+		if n, err = b.count(ctx, b.History.Contents); err != nil || n <= int64(limit) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the task, the latest prompt and the newest turn alone are %d tokens, over --max-context-tokens %d",
+		ErrContextBudget, n, limit)
+}
+
+// send sends one model request. When spend is priced, the request is
+// counted first and refused if it could pass a cap, and its answer is
+// bounded (maxOutputTokens) to what is left; its usage is charged after.
+func (b *Bridge) send(ctx context.Context, contents []*genai.Content, cfg *genai.GenerateContentConfig, purpose string, overhead int64) (*genai.GenerateContentResponse, error) {
+	counted := int64(-1)
+	if b.meter.priced() {
+		n, err := b.count(ctx, contents)
+		if err != nil {
+			return nil, fmt.Errorf("counting tokens: %w", err)
+		}
+		counted = n
+		maxOut, err := b.meter.admit(n + overhead)
+		if err != nil {
+			return nil, err
+		}
+		if maxOut > 0 && (cfg.MaxOutputTokens == 0 || maxOut < cfg.MaxOutputTokens) {
+			capped := *cfg
+			capped.MaxOutputTokens = maxOut
+			cfg = &capped
+		}
+	}
+	resp, err := b.model.Generate(ctx, contents, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("model request: %w", err)
+	}
+	b.charge(resp, purpose, counted)
+	return resp, nil
+}
+
+// charge records a response's usage; a priced response without usage is
+// charged its counted prompt, and said so.
+func (b *Bridge) charge(resp *genai.GenerateContentResponse, purpose string, counted int64) {
+	u, ok := usageOf(resp)
+	if !ok {
+		if !b.meter.priced() {
+			return
+		}
+		b.log.Warn("the response carries no usageMetadata: charged for its counted prompt only", "purpose", purpose)
+		u = Usage{Prompt: max(counted, 0)}
+	} else if counted >= 0 && purpose == "turn" {
+		b.counter.measured(u, counted)
+	}
+	ev := b.meter.charge(u, purpose)
+	if b.meter.priced() {
+		fmt.Fprintf(b.activity, "$ %s %s %s (%d in, %d out); %s %s this run\n", purpose, ev.Cost, ev.Currency,
+			u.Input(), u.Output(), ev.RunTotal, ev.Currency)
+		if c := b.meter.spend.MaxPerCall; c > 0 && ev.Cost > c {
+			b.log.Warn("a request cost more than bridge.budget.max_per_call (its answer ran past maxOutputTokens, or the count was low)",
+				"cost", ev.Cost.String(), "max_per_call", c.String())
+		}
+	}
+}
+
+// Spent is what this bridge's requests have cost so far.
+func (b *Bridge) Spent() (money.Amount, string) { return b.meter.spent, b.meter.spend.Currency }
 
 // step handles one model response: it runs the calls and records the
 // results (done false), or returns the final answer (done true).

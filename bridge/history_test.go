@@ -50,10 +50,11 @@ func TestTruncationKeepsPairsAndFirstMessage(t *testing.T) {
 	}
 	turns = append(turns, fake.Reply(fake.Text("done")))
 	h := newHarness(t, setup{opts: bridge.Options{MaxContextTokens: 250}}, turns...)
+	h.fake.AnswerSide(summaries)
 	_, err := h.b.Ask(context.Background(), "FIRST QUESTION: summarise the notes")
 	require.NoError(t, err)
 
-	reqs := h.fake.Requests()
+	reqs := h.fake.Filter(isTurn)
 	require.Len(t, reqs, 7)
 	truncated := false
 	for i, r := range reqs {
@@ -66,9 +67,23 @@ func TestTruncationKeepsPairsAndFirstMessage(t *testing.T) {
 		}
 		truncated = truncated || len(contents) < 2*i+1
 	}
-	assert.True(t, truncated, "the budget made the bridge drop turns")
-	assert.Contains(t, h.log.String(), "history truncated")
-	assert.Len(t, h.b.History.Contents, 14, "truncation shapes requests, not the saved history")
+	assert.True(t, truncated, "the budget made the bridge summarise turns")
+	assert.Contains(t, h.log.String(), "earlier turns summarised")
+	assert.Less(t, len(h.b.History.Contents), 14, "the summary replaces the turns in the history")
+}
+
+// summaries answers the bridge's summary requests (no tools, the
+// summariser's instruction) for scripts that count only main-loop turns.
+func summaries(r fake.Request) (fake.Turn, bool) {
+	if isTurn(r) {
+		return fake.Turn{}, false
+	}
+	return fake.Reply(fake.Text("[the notes were read]")), true
+}
+
+// isTurn tells a main-loop request from a summary request.
+func isTurn(r fake.Request) bool {
+	return !strings.Contains(mustJSON(r.Body["systemInstruction"]), "You compress a conversation")
 }
 
 func TestFitUnits(t *testing.T) {

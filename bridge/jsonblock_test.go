@@ -112,10 +112,11 @@ func TestJSONBlockTruncationKeepsBlocksWithResults(t *testing.T) {
 	}
 	turns = append(turns, fake.Reply(fake.Text("done")))
 	h := newHarness(t, setup{opts: bridge.Options{Protocol: bridge.ProtocolJSONBlock, MaxContextTokens: 300}}, turns...)
+	h.fake.AnswerSide(summaries)
 	_, err := h.b.Ask(context.Background(), "FIRST QUESTION: summarise the notes")
 	require.NoError(t, err)
 	truncated := false
-	for i, r := range h.fake.Requests() {
+	for i, r := range h.fake.Filter(isTurn) {
 		contents := r.Contents()
 		truncated = truncated || len(contents) < 2*i+1
 		for j, c := range contents {
@@ -125,5 +126,5 @@ func TestJSONBlockTruncationKeepsBlocksWithResults(t *testing.T) {
 			}
 		}
 	}
-	assert.True(t, truncated, "the budget made the bridge drop turns")
+	assert.True(t, truncated, "the budget made the bridge summarise turns")
 }

@@ -27,6 +27,9 @@ type RunOptions struct {
 	MaxSteps, MaxContextTokens, Retries            int
 	Timeout                                        time.Duration
 	Parallel, Yes                                  bool
+	// Spend prices the model's tokens and caps the run (from bridge.* in
+	// the config and --max-cost); zero is unmetered.
+	Spend Spend
 }
 
 // Opener starts the MCP server to drive, with the context the run gives
@@ -36,7 +39,8 @@ type Opener func(ctx context.Context) (Server, *slog.Logger, func(), error)
 
 // Run is `toolwarden gemini`: one answer to prompt on stdout, or, with no
 // prompt, the REPL on stdin, over the tools of the server open starts.
-func Run(ctx context.Context, o RunOptions, prompt string, open Opener) error {
+// open may fill in o.Spend from the config it loads.
+func Run(ctx context.Context, o *RunOptions, prompt string, open Opener) error {
 	var interrupts <-chan os.Signal
 	started := func() {}
 	if prompt == "" {
@@ -71,7 +75,7 @@ func Run(ctx context.Context, o RunOptions, prompt string, open Opener) error {
 		return err
 	}
 	defer tools.Close()
-	b, err := newRunBridge(ctx, o, key, tools, log)
+	b, err := newRunBridge(ctx, *o, key, tools, log)
 	if err != nil {
 		return err
 	}
@@ -79,6 +83,7 @@ func Run(ctx context.Context, o RunOptions, prompt string, open Opener) error {
 		started()
 		return interrupted(ctx, (&REPL{Bridge: b, In: in, Out: os.Stdout, Err: os.Stderr, Session: o.Session, Interrupt: interrupts}).Run(ctx))
 	}
+	defer reportSpend(b, log)
 	answer, err := b.Ask(ctx, prompt)
 	if err != nil {
 		return interrupted(ctx, err)
@@ -88,6 +93,13 @@ func Run(ctx context.Context, o RunOptions, prompt string, open Opener) error {
 		return b.History.Save(o.Session)
 	}
 	return nil
+}
+
+// reportSpend logs what a priced run spent.
+func reportSpend(b *Bridge, log *slog.Logger) {
+	if spent, currency := b.Spent(); currency != "" {
+		log.Info("gemini spend", "spent", spent.String(), "currency", currency)
+	}
 }
 
 // newRunBridge is the bridge Run drives: the Gemini client o names, with
@@ -105,7 +117,7 @@ func newRunBridge(ctx context.Context, o RunOptions, key string, tools *Toolbox,
 	}
 	b, err := New(model, tools, Options{
 		MaxSteps: o.MaxSteps, Parallel: o.Parallel, CallingMode: o.CallingMode, AllowedTools: o.AllowedTools,
-		Protocol: o.Protocol, MaxContextTokens: o.MaxContextTokens,
+		Protocol: o.Protocol, MaxContextTokens: o.MaxContextTokens, Spend: o.Spend,
 	}, os.Stderr, log)
 	if err != nil || o.Session == "" {
 		return b, err

@@ -47,6 +47,8 @@ type Config struct {
 	// when a pins file is beside the config file, else
 	// trust_on_first_use.
 	UpstreamPins string `mapstructure:"upstream_pins" yaml:"upstream_pins"`
+	// Bridge is what `toolwarden gemini` may spend (bridge.go).
+	Bridge Bridge `mapstructure:"bridge" yaml:"bridge"`
 
 	// File is the config file this was read from ("" for none), set by
 	// Load: the server keeps its tools from writing it.

@@ -70,6 +70,7 @@ func (l *Loaded) validate() error {
 	c.OutputFilter.validate(add)
 	c.Audit.validate(add, c.Artifacts)
 	c.Metrics.validate(add)
+	c.Bridge.validate(add)
 	validatePins(c.UpstreamPins, add)
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
 		add("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

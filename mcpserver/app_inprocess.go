@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
 )
 
@@ -15,6 +16,25 @@ type InProcess struct {
 	MCP   *server.MCPServer
 	Log   *slog.Logger
 	Close func()
+	audit *audit.Log
+}
+
+// Spend is one model request of the gemini bridge: the model, what the
+// request was for (turn, summary), its cost and the run's total with
+// their currency ("0.0025 USD"), and its tokens.
+type Spend struct {
+	Model, Purpose, Cost, RunCost string
+	InputTokens, OutputTokens     int64
+}
+
+// RecordSpend writes a spend line to the audit log: the model as the
+// tool, the request's cost and usage, the run's total.
+func (p *InProcess) RecordSpend(s Spend) {
+	e := audit.Entry{Session: "gemini", Tool: s.Model, Rule: "bridge." + s.Purpose, Outcome: audit.OutcomeSpend,
+		Cost: s.Cost, RunCost: s.RunCost, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens}
+	if err := p.audit.Append(e); err != nil {
+		p.Log.Error("audit: the spend line was not written", "err", err)
+	}
 }
 
 // OpenInProcess opens the audit log of l's config, builds the server over
@@ -27,5 +47,5 @@ func OpenInProcess(ctx context.Context, l *configs.Loaded) (*InProcess, error) {
 		return nil, err
 	}
 	logStart(log, l, auditLog.Path(), tuneGC())
-	return &InProcess{MCP: built.MCP(), Log: log, Close: closeAll}, nil
+	return &InProcess{MCP: built.MCP(), Log: log, Close: closeAll, audit: auditLog}, nil
 }

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/toolwarden/toolwarden/bridge"
+	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/money"
 	"github.com/toolwarden/toolwarden/mcpserver"
 )
 
@@ -19,6 +22,7 @@ import (
 type geminiFlags struct {
 	bridge.RunOptions
 	serverCmd, serverURL, serverToken string
+	maxCost                           string
 }
 
 func newGeminiCmd() *cobra.Command {
@@ -46,19 +50,25 @@ func newGeminiCmd() *cobra.Command {
 	fl.StringSliceVar(&g.AllowedTools, "allowed-tools", nil, "restrict function calls to these tools (with --calling-mode any or validated)")
 	fl.StringVar(&g.Protocol, "protocol", bridge.ProtocolFunctions, "functions (native function calling) or json-block (fenced JSON in text)")
 	fl.IntVar(&g.MaxSteps, "max-steps", 20, "model requests per prompt before giving up")
-	fl.IntVar(&g.MaxContextTokens, "max-context-tokens", 200000, "history budget in (estimated) tokens; oldest turns are left out first, 0 for none")
+	fl.IntVar(&g.MaxContextTokens, "max-context-tokens", 200000, "history budget in tokens (countTokens); the oldest turns are summarised by the model when it is passed, 0 for none")
 	fl.IntVar(&g.Retries, "retries", 5, "attempts per model request on 429, 500, 503 and network errors")
 	fl.DurationVar(&g.Timeout, "timeout", 2*time.Minute, "time limit of one model request")
 	fl.BoolVar(&g.Parallel, "parallel", false, "run the read-only calls of one model turn concurrently")
+	fl.StringVar(&g.maxCost, "max-cost", "", "most this run may spend, in bridge.currency (e.g. 0.50); overrides bridge.budget.max_per_run")
 	fl.BoolVar(&g.Yes, "yes", false, "accept every approval prompt without asking (logged); never overrides a guard denial")
 	return cmd
 }
 
 func runGemini(cmd *cobra.Command, f *configFlags, g *geminiFlags, prompt string) error {
 	open := func(ctx context.Context) (bridge.Server, *slog.Logger, func(), error) {
-		return geminiServer(ctx, cmd, f, g)
+		srv, log, closeServer, err := geminiServer(ctx, cmd, f, g)
+		if err == nil && g.Spend.Currency == "" && g.maxCost != "" {
+			closeServer()
+			return srv, nil, nil, errors.New("--max-cost needs bridge.currency and bridge.prices in the config")
+		}
+		return srv, log, closeServer, err
 	}
-	return bridge.Run(cmd.Context(), g.RunOptions, prompt, open)
+	return bridge.Run(cmd.Context(), &g.RunOptions, prompt, open)
 }
 
 // geminiServer is the MCP server to drive: toolwarden's own, built like
@@ -88,9 +98,53 @@ func geminiServer(ctx context.Context, cmd *cobra.Command, f *configFlags, g *ge
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
+	if g.Spend, err = geminiSpend(l.Config.Bridge, g.Model, g.maxCost); err != nil {
+		return bridge.Server{}, nil, nil, err
+	}
 	srv, err := mcpserver.OpenInProcess(ctx, l)
 	if err != nil {
 		return bridge.Server{}, nil, nil, err
 	}
+	if g.Spend.Currency == "" {
+		return bridge.Server{InProcess: srv.MCP}, srv.Log, srv.Close, nil
+	}
+	g.Spend.Record = func(ev bridge.SpendEvent) {
+		srv.RecordSpend(mcpserver.Spend{Model: ev.Model, Purpose: ev.Purpose, Cost: ev.Cost.String() + " " + ev.Currency,
+			RunCost: ev.RunTotal.String() + " " + ev.Currency, InputTokens: ev.Usage.Input(), OutputTokens: ev.Usage.Output()})
+	}
 	return bridge.Server{InProcess: srv.MCP}, srv.Log, srv.Close, nil
+}
+
+// geminiSpend is the bridge's Spend for model from the validated bridge
+// config, with --max-cost in place of max_per_run.
+func geminiSpend(c configs.Bridge, model, maxCost string) (bridge.Spend, error) {
+	if c.Currency == "" || len(c.Prices) == 0 {
+		return bridge.Spend{}, nil
+	}
+	i := slices.IndexFunc(c.Prices, func(p configs.ModelPrice) bool { return p.Model == model })
+	if i < 0 {
+		return bridge.Spend{}, fmt.Errorf("bridge.prices has no price for --model %s: add one, or remove bridge.prices to run unmetered", model)
+	}
+	p := c.Prices[i]
+	s := bridge.Spend{Currency: c.Currency, Model: model, RunRule: "bridge.budget.max_per_run"}
+	amounts := []struct {
+		to  *money.Amount
+		key string
+		v   string
+	}{{&s.Price.Input, "input", p.Input}, {&s.Price.Output, "output", p.Output}, {&s.Price.CachedInput, "cached_input", p.CachedInput},
+		{&s.MaxPerRun, "bridge.budget.max_per_run", c.Budget.MaxPerRun}, {&s.MaxPerCall, "bridge.budget.max_per_call", c.Budget.MaxPerCall}}
+	if maxCost != "" {
+		amounts[3].key, amounts[3].v, s.RunRule = "--max-cost", maxCost, "--max-cost"
+	}
+	for _, a := range amounts {
+		if a.v == "" {
+			continue
+		}
+		v, err := money.Parse(a.v)
+		if err != nil {
+			return bridge.Spend{}, fmt.Errorf("%s: %w", a.key, err)
+		}
+		*a.to = v
+	}
+	return s, nil
 }

@@ -14,7 +14,7 @@ const module = "github.com/toolwarden/toolwarden/"
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
 var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
-	"internal/strictjson"}
+	"internal/strictjson", "internal/money"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
@@ -27,7 +27,7 @@ var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
 var mayImport = map[string][]string{
 	// Parses flags and calls one entry point per subcommand; the wiring
 	// is mcpserver's (Serve and the other app*.go entry points).
-	"cmd/toolwarden": {"mcpserver", "configs", "tools/declared", "audit/ship", "approvals/socket", "bridge", "internal/version"},
+	"cmd/toolwarden": {"mcpserver", "configs", "tools/declared", "audit/ship", "approvals/socket", "bridge", "internal/version", "internal/money"},
 	// The binary's black-box tests: only doc.go is not a test file.
 	"e2e": nil,
 	// The server and the one composition root: the guard around the

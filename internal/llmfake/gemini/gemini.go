@@ -27,6 +27,10 @@ type Turn struct {
 	Hang   bool
 	// FinishReason replaces STOP; with no Parts the candidate has no content.
 	FinishReason string
+	// Usage is the response's usageMetadata (promptTokenCount,
+	// candidatesTokenCount, cachedContentTokenCount, thoughtsTokenCount);
+	// nil sends none.
+	Usage map[string]any
 }
 
 // Request is what the client sent.
@@ -39,9 +43,21 @@ type Request struct {
 // Server is the fake endpoint.
 type Server struct {
 	*httptest.Server
-	llmfake.Recorder[Request]
-	mu    sync.Mutex // guards turns
-	turns []Turn
+	llmfake.Recorder[Request] // generateContent requests
+	// Counts records the countTokens requests, which take no turn.
+	Counts llmfake.Recorder[Request]
+	mu     sync.Mutex // guards turns and count
+	turns  []Turn
+	count  func(Request) int
+	side   func(Request) (Turn, bool)
+}
+
+// AnswerSide answers the requests side picks (a client's summary or title
+// requests) with the turn it returns, without taking a scripted turn.
+func (s *Server) AnswerSide(side func(Request) (Turn, bool)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.side = side
 }
 
 // New starts a fake that replies with turns, in order.
@@ -51,7 +67,48 @@ func New(turns ...Turn) *Server {
 	return s
 }
 
+// Usage is a usageMetadata: prompt (cached included), cached, candidates
+// and thoughts token counts.
+func Usage(prompt, cached, candidates, thoughts int) map[string]any {
+	return map[string]any{"promptTokenCount": prompt, "cachedContentTokenCount": cached, "candidatesTokenCount": candidates,
+		"thoughtsTokenCount": thoughts, "totalTokenCount": prompt + candidates + thoughts}
+}
+
+// CountWith makes countTokens answer count(request) instead of the
+// default, a token per four bytes of the request's contents as JSON.
+func (s *Server) CountWith(count func(Request) int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count = count
+}
+
+// countTokens answers a countTokens request.
+func (s *Server) countTokens(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := Request{Path: r.URL.Path, APIKey: r.Header.Get("x-goog-api-key")}
+	if err := json.Unmarshal(body, &req.Body); err != nil {
+		s.Problem("countTokens: body is not JSON: %v", err)
+	}
+	s.Counts.Record(req)
+	s.mu.Lock()
+	count := s.count
+	s.mu.Unlock()
+	n := 0
+	if count != nil {
+		n = count(req)
+	} else {
+		b, _ := json.Marshal(req.Body["contents"])
+		n = (len(b) + 3) / 4
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"totalTokens": n})
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, ":countTokens") {
+		s.countTokens(w, r)
+		return
+	}
 	if t := s.reply(w, r); t.Hang {
 		<-r.Context().Done()
 	}
@@ -73,14 +130,20 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, ":generateContent") && !stream {
 		s.Problem("unexpected %s %s", r.Method, r.URL.Path)
 	}
-	if len(s.turns) == 0 {
+	t, sideTurn := Turn{}, false
+	if s.side != nil {
+		t, sideTurn = s.side(req)
+	}
+	if !sideTurn && len(s.turns) == 0 {
 		s.Problem("request %d: the script is over", n)
 		writeError(w, http.StatusBadRequest, "the fake's script is over")
 		return Turn{}
 	}
-	t := s.turns[0]
-	if !t.Repeat {
-		s.turns = s.turns[1:]
+	if !sideTurn {
+		t = s.turns[0]
+		if !t.Repeat {
+			s.turns = s.turns[1:]
+		}
 	}
 	if t.Hang {
 		return t
@@ -100,6 +163,9 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request) Turn {
 		candidate["content"] = map[string]any{"role": "model", "parts": t.Parts}
 	}
 	resp := map[string]any{"candidates": []any{candidate}}
+	if t.Usage != nil {
+		resp["usageMetadata"] = t.Usage
+	}
 	if stream {
 		writeStream(w, resp)
 		return t

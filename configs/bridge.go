@@ -1,0 +1,77 @@
+package configs
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/toolwarden/toolwarden/internal/money"
+)
+
+// Bridge configures what `toolwarden gemini` may spend (docs/gemini.md):
+// the price of each model's tokens and the budget, in one currency.
+// Amounts are decimal text ("0.30"), read into integer micro-units, never
+// floats.
+type Bridge struct {
+	// Currency is the ISO 4217 code the prices and budget are in (USD).
+	Currency string       `mapstructure:"currency" yaml:"currency"`
+	Prices   []ModelPrice `mapstructure:"prices" yaml:"prices"`
+	Budget   BridgeBudget `mapstructure:"budget" yaml:"budget"`
+}
+
+// ModelPrice is one model's price per million tokens. A list rather than
+// a map keyed by model: model names hold dots, the config's key separator.
+type ModelPrice struct {
+	Model  string `mapstructure:"model" yaml:"model"`
+	Input  string `mapstructure:"input" yaml:"input"`
+	Output string `mapstructure:"output" yaml:"output"`
+	// CachedInput prices the prompt tokens served from a context cache;
+	// empty is Input's price.
+	CachedInput string `mapstructure:"cached_input" yaml:"cached_input"`
+}
+
+// BridgeBudget caps the spend of one run of the bridge (one prompt, or a
+// whole REPL session) and of one model request; empty is no cap.
+type BridgeBudget struct {
+	MaxPerRun  string `mapstructure:"max_per_run" yaml:"max_per_run"`
+	MaxPerCall string `mapstructure:"max_per_call" yaml:"max_per_call"`
+}
+
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+func (b Bridge) validate(add func(string, string, ...any)) {
+	priced := len(b.Prices) > 0 || b.Budget != (BridgeBudget{})
+	if priced && !currencyCode.MatchString(b.Currency) {
+		add("bridge.currency", "%q is not a currency code (three capital letters, e.g. USD); prices and budget need one", b.Currency)
+	}
+	seen := map[string]bool{}
+	for i, p := range b.Prices {
+		key := fmt.Sprintf("bridge.prices[%d]", i)
+		switch {
+		case p.Model == "":
+			add(key+".model", "names no model")
+		case seen[p.Model]:
+			add(key+".model", "%q is priced twice", p.Model)
+		}
+		seen[p.Model] = true
+		amount(add, key+".input", p.Input, true)
+		amount(add, key+".output", p.Output, true)
+		amount(add, key+".cached_input", p.CachedInput, false)
+	}
+	amount(add, "bridge.budget.max_per_run", b.Budget.MaxPerRun, false)
+	amount(add, "bridge.budget.max_per_call", b.Budget.MaxPerCall, false)
+	if b.Budget != (BridgeBudget{}) && len(b.Prices) == 0 {
+		add("bridge.budget", "a budget needs bridge.prices to count spend against")
+	}
+}
+
+func amount(add func(string, string, ...any), key, s string, required bool) {
+	if s == "" {
+		if required {
+			add(key, "is missing: a price per million tokens, e.g. \"0.30\"")
+		}
+		return
+	}
+	if _, err := money.Parse(s); err != nil {
+		add(key, "%v", err)
+	}
+}
