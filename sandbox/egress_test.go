@@ -188,6 +188,7 @@ func TestEgressThroughTheProxyOnly(t *testing.T) {
 					"ABSTRACT=" + strings.TrimPrefix(abstract, "@")}, Network: p.network()})
 				require.Equal(t, 0, res.ExitCode, string(res.Stderr))
 				out := string(res.Stdout)
+				t.Log(out)
 				require.NotContains(t, out, "REACHED", out)
 				for _, target := range targets {
 					require.Contains(t, out, "tcp "+target+" refused", out)
