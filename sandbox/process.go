@@ -269,6 +269,8 @@ type prepared struct {
 	id, runDir, filesDir string
 	cg                   *runCgroup
 	s                    *supervised
+	// net is the run's way out, nil without Request.Network.
+	net *netRun
 }
 
 // prepare writes req's files and bundle, creates its cgroup and the
@@ -280,6 +282,16 @@ func prepare(l launcher, stateDir string, req Request) (*prepared, error) {
 	if err := writeFiles(p.filesDir, req.Files); err != nil {
 		p.remove()
 		return nil, err
+	}
+	if req.Network != nil {
+		var err error
+		if p.net, err = openNetwork(p.runDir, req.Network); err != nil {
+			p.remove()
+			return nil, err
+		}
+		req.Env = netEnv(req.Env, len(req.Network.CACertPEM) > 0)
+		req.Argv = netArgv(req.Argv)
+		req.netMounts = p.net.mounts()
 	}
 	if l.cgroups() {
 		var err error
@@ -307,6 +319,7 @@ func prepare(l launcher, stateDir string, req Request) (*prepared, error) {
 
 // remove deletes the run's directory and cgroup; its process must be gone.
 func (p *prepared) remove() {
+	p.net.close()
 	os.RemoveAll(p.runDir)
 	if p.cg != nil {
 		p.cg.remove()

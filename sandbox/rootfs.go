@@ -23,7 +23,8 @@ type rootfs struct {
 }
 
 // skeletonDirs are the mount points every sandbox needs.
-var skeletonDirs = []string{"usr", "tmp", "proc", "dev", "etc", "workspace", "run/toolwarden", "cache"}
+var skeletonDirs = []string{"usr", "tmp", "proc", "dev", "etc", "workspace", "run/toolwarden", "cache",
+	"run/toolwarden-net", "etc/ssl/certs"}
 
 // rootDirs are host top-level directories that hold programs and libraries.
 // On a merged-/usr system they are symlinks into /usr and are copied as

@@ -38,6 +38,11 @@ type Request struct {
 	// empty), for example a prepared GOCACHE.
 	Cache  string
 	Limits Limits
+	// Network is the run's only way out, through the server's egress
+	// proxy; nil (the default) means no network at all.
+	Network *Network
+	// netMounts are the binds of Network, set when the run is prepared.
+	netMounts []bindMount
 }
 
 // Fixed paths inside every sandbox.

@@ -69,9 +69,10 @@ func (r *Runsc) cgroups() bool { return !r.Rootless }
 // Run implements Runner. The run holds the state directory's netns lock
 // shared, so that no server removes runsc's network namespace under it.
 // A run takes a sandbox booted ahead when the pool has one of its shape
-// (Warm), else it boots its own.
+// (Warm), else it boots its own; a run with a Network always boots its
+// own (the pool's sandboxes have no proxy socket).
 func (r *Runsc) Run(ctx context.Context, req Request) (Result, error) {
-	if p := r.warmPool(); p != nil {
+	if p := r.warmPool(); p != nil && req.Network == nil {
 		cpu := r.warmCPU(req.Limits)
 		sh := r.shapeOf(req)
 		if job, ok := warmJob(req, cpu); ok && p.serves(sh, req.Env) {
@@ -108,7 +109,14 @@ func (r *Runsc) command(id, runDir, filesDir string, req Request, cg *runCgroup)
 	if r.Scope != nil {
 		argv = r.Scope.argv(req.Limits)
 	}
-	argv = append(append(append(argv, r.Path), r.globalArgs()...), "run", "--bundle", bundle, id)
+	argv = append(append(argv, r.Path), r.globalArgs()...)
+	if req.Network != nil {
+		// gVisor connects to a host socket only when told to: the run's
+		// proxy socket, and with it any socket its read-only binds show
+		// (bubblewrap's sandboxes can always reach those).
+		argv = append(argv, "--host-uds=open")
+	}
+	argv = append(argv, "run", "--bundle", bundle, id)
 	return launch{argv: argv}, nil
 }
 
