@@ -69,6 +69,7 @@ func (l *Loaded) loadDeclared(check ToolChecker) error {
 			add("name", "%q is also declared at %s", t.Name, prev)
 		}
 		seen[t.Name] = src
+		t.Network.validate("network", add)
 		check(t, add)
 	}
 	if len(errs) > 0 {
