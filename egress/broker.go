@@ -78,6 +78,7 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 	if err != nil {
 		return nil, refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err))
 	}
+	f.ev.CredentialInjected = f.ev.CredentialInjected || injected
 	for _, cr := range c.pol.creds {
 		for _, vs := range resp.Header {
 			for _, v := range vs {
@@ -89,7 +90,6 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 		}
 	}
 	resp.Body = newGuard(resp.Body, c.values(), refusal(creds[0].rule, "the response carries a credential's value; cut"))
-	f.ev.CredentialInjected = f.ev.CredentialInjected || injected
 	return resp, nil
 }
 
