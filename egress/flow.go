@@ -93,6 +93,13 @@ func (f *flow) cut(rule string) {
 	f.Close()
 }
 
+// isCut says whether a limit cut the flow.
+func (f *flow) isCut() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rule != ""
+}
+
 // Close closes both sides.
 func (f *flow) Close() error {
 	f.mu.Lock()

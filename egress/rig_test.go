@@ -120,3 +120,15 @@ func body(t testing.TB, resp *http.Response) string {
 }
 
 func allow(entries ...string) configs.Network { return configs.Network{Allow: entries} }
+
+func listenLocal(t testing.TB) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return l
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}

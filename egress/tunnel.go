@@ -50,7 +50,9 @@ func (c *Call) connect(f *flow, br io.Reader, req *http.Request) {
 	}
 	hello, recorded, err := peekHello(br)
 	if err != nil {
-		ev.Rule = RuleTLSOnly
+		if !f.isCut() {
+			ev.Rule = RuleTLSOnly
+		}
 		return
 	}
 	if !sniMatches(hello.ServerName, t) {
