@@ -83,4 +83,3 @@ func BenchmarkTransfer100MB(b *testing.B) {
 	b.ReportMetric(size/1e6/(float64(d)/float64(b.N)/1e9), "direct-MB/s")
 	b.ReportMetric(size/1e6/(float64(p)/float64(b.N)/1e9), "proxy-MB/s")
 }
-
