@@ -155,4 +155,13 @@ func TestNetworkOnDeclaredTools(t *testing.T) {
 	writeFile(t, file, "tools:\n  - name: fetch_pkg\n    type: cli\n    network: {allow: [\"127.1:443\"]}\n")
 	_, err := Load(Options{File: file, CheckTool: func(*DeclaredTool, func(string, string, ...any)) {}})
 	require.ErrorContains(t, err, `tools[0].network.allow[0]: "127.1:443"`)
+
+	writeFile(t, file, "tools:\n  - name: call_api\n    type: http\n    network: {allow: [\"pypi.org:443\"]}\n")
+	_, err = Load(Options{File: file, CheckTool: func(*DeclaredTool, func(string, string, ...any)) {}})
+	require.ErrorContains(t, err, `tools[0].network: applies only to cli tools`)
+
+	writeFile(t, file, "tools:\n  - name: fetch_pkg\n    type: cli\n    network: {allow: [\"pypi.org:443\"]}\n")
+	l, err := Load(Options{File: file, CheckTool: func(*DeclaredTool, func(string, string, ...any)) {}})
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(l.Widenings, "\n"), "tools[0].network.allow opens the sandbox's network to [pypi.org:443]")
 }
