@@ -144,10 +144,12 @@ func (c *Call) values() []string {
 	return out
 }
 
-// outgoing is req as sent on to t: absolute URL, no hop-by-hop headers.
+// outgoing is req as sent on to t: absolute URL, no hop-by-hop headers,
+// no trailers (they arrive after the body, past every check).
 func outgoing(f *flow, req *http.Request, scheme string, t target) *http.Request {
 	out := req.Clone(f.ctx)
 	out.RequestURI = ""
+	out.Trailer = nil
 	out.URL.Scheme, out.URL.Host = scheme, t.String()
 	for _, tok := range strings.Split(req.Header.Get("Connection"), ",") {
 		if tok = strings.TrimSpace(tok); tok != "" {
