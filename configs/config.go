@@ -272,6 +272,8 @@ type Exec struct {
 	LimitsSet []string `mapstructure:"-" yaml:"-"`
 	// Commands is run_command's allowlist; empty leaves run_command out.
 	Commands []Command `mapstructure:"commands" yaml:"commands"`
+	// Network is the sandboxes' egress allowlist; empty means no network.
+	Network Network `mapstructure:"network" yaml:"network"`
 }
 
 // ExecLimits bound one sandboxed run.

@@ -50,6 +50,8 @@ type DeclaredTool struct {
 	// GoCache (cli) runs the program with Go's environment and the
 	// prepared, read-only GOCACHE of go scripts mounted, for go tools.
 	GoCache bool `mapstructure:"go_cache" yaml:"go_cache"`
+	// Network (cli) is the tool's egress allowlist; empty means none.
+	Network Network `mapstructure:"network" yaml:"network"`
 
 	// BaseURL and Method (http) are fixed; params go to the query or a
 	// JSON body.

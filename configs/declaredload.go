@@ -69,6 +69,10 @@ func (l *Loaded) loadDeclared(check ToolChecker) error {
 			add("name", "%q is also declared at %s", t.Name, prev)
 		}
 		seen[t.Name] = src
+		if t.Type != ToolCLI && t.Network.Enabled() {
+			add("network", "applies only to cli tools (an http tool reaches its base_url only)")
+		}
+		t.Network.validate("network", add)
 		check(t, add)
 	}
 	if len(errs) > 0 {
@@ -208,6 +212,7 @@ func declaredWidenings(l *Loaded) []string {
 				out = append(out, fmt.Sprintf("tools %q param %q accepts values that look like flags", t.Name, p.Name))
 			}
 		}
+		out = append(out, networkWidenings(fmt.Sprintf("tools[%d].network", i), src, t.Network)...)
 	}
 	return out
 }

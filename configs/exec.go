@@ -74,6 +74,7 @@ func (e Exec) validate(add func(string, string, ...any)) {
 	for i, c := range e.Commands {
 		c.validate(add, fmt.Sprintf("exec.commands[%d]", i), seen)
 	}
+	e.Network.validate("exec.network", add)
 }
 
 func (c Command) validate(add func(string, string, ...any), key string, seen map[string]bool) {
@@ -124,6 +125,7 @@ func execWidenings(l *Loaded, def Exec) []string {
 	widen("exec.limits.address_space_bytes", e.Limits.AddressSpaceBytes > d.AddressSpaceBytes, e.Limits.AddressSpaceBytes)
 	widen("exec.limits.scratch_bytes", e.Limits.ScratchBytes > d.ScratchBytes, e.Limits.ScratchBytes)
 	widen("exec.limits.output_bytes", e.Limits.OutputBytes > d.OutputBytes, e.Limits.OutputBytes)
+	out = append(out, networkWidenings("exec.network", l.Origin("exec.network.allow"), e.Network)...)
 	for _, c := range e.Commands {
 		out = append(out, fmt.Sprintf("exec.commands allows %q: %v (from %s)", c.Name, c.Argv, l.Origin("exec.commands")))
 		if c.AllowFlags {

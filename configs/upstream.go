@@ -44,6 +44,9 @@ type Upstream struct {
 	// ConnectTimeout bounds starting, initializing and listing the
 	// upstream's tools at start; 0 means DefaultUpstreamConnectTimeout.
 	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
+	// Network (command) is the sandboxed upstream's egress allowlist;
+	// empty means none.
+	Network Network `mapstructure:"network" yaml:"network"`
 }
 
 // The values of upstream_pins.
@@ -186,6 +189,13 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 	if u.ConnectTimeout != 0 {
 		durationIn(add, key+".connect_timeout", u.ConnectTimeout, 10*time.Minute)
 	}
+	switch {
+	case u.URL != "" && u.Network.Enabled():
+		add(key+".network", "applies to command upstreams only (a url upstream runs elsewhere)")
+	case len(u.Command) > 0 && !u.Sandboxed() && u.Network.Enabled():
+		add(key+".network", "applies to sandboxed upstreams only: with sandbox: false the program has this host's whole network")
+	}
+	u.Network.validate(key+".network", add)
 }
 
 // upstreamWidenings lists every upstream: each one offers another
@@ -204,6 +214,7 @@ func upstreamWidenings(l *Loaded) []string {
 			out = append(out, fmt.Sprintf("upstreams adds %q: connects to %s (from %s)", u.Name, u.URL, src))
 			continue
 		}
+		out = append(out, networkWidenings(fmt.Sprintf("upstreams[%d].network", i), src, u.Network)...)
 		out = append(out, fmt.Sprintf("upstreams adds %q: runs %q unsandboxed (sandbox: false), as this user, with the network (from %s)", u.Name, u.Command, src))
 		for _, e := range u.EnvNames() {
 			out = append(out, fmt.Sprintf("upstreams %q receives %s from the variable %s", u.Name, e[0], e[1]))

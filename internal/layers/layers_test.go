@@ -72,6 +72,8 @@ var mayImport = map[string][]string{
 	"tools/upstream/pin": nil,
 	"tools":              leaves,
 	"sandbox":            leaves,
+	"egress":             with(leaves, "configs"),
+	"egress/egresstest":  nil,
 	"configs":            leaves,
 	"guard/outfilter":    {"internal/structured"},
 	// The replicas' shared usage and approval state, in Redis/Valkey.
