@@ -64,7 +64,7 @@ func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
 		{name: "graph", set: g, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openGraph(ctx, env, g) }},
 		declaredToolset("declared_http", openDeclaredHTTP),
 		declaredToolset("declared_cli", openDeclaredCLI),
-	}, upstreamToolsets(cfg)...)
+	}, append(upstreamToolsets(cfg), profileToolsets()...)...)
 }
 
 //go:generate env UPDATE_TOOLSNAPS=true go test -count=1 -run ^(TestToolSnapshots|TestToolsDoc|TestReservedNamesAreTheCatalog)$ .

@@ -55,16 +55,23 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		g.EndSession(id)
 		s.approval.endSession(id)
 	})
-	s.mcp = server.NewMCPServer(Name, version,
+	opts := []server.ServerOption{
 		// The tool list changes only when an upstream's does (pinGate).
 		server.WithToolCapabilities(hasUpstream(toolset)),
 		server.WithRecovery(),
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.toolMiddleware),
 		server.WithInstructions(instructions),
-	)
+	}
+	if testProfile.options != nil {
+		opts = append(opts, testProfile.options()...)
+	}
+	s.mcp = server.NewMCPServer(Name, version, opts...)
 	for _, t := range toolset {
 		s.mcp.AddTool(t.Tool, t.Handler)
+	}
+	if testProfile.register != nil {
+		testProfile.register(s.mcp)
 	}
 	s.approval = newApprover(s.mcp, toolset)
 	return s
