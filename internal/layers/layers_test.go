@@ -68,6 +68,9 @@ var mayImport = map[string][]string{
 	// Declared cli tools with go_cache run with go scripts' toolchain.
 	"tools/declared": with(toolDeps, "tools/exec"),
 	"tools/upstream": with(toolDeps, "tools/upstream/pin"),
+	// The conformance suite's fixture tools, in test builds only (tag
+	// conformance): a tool package like the others.
+	"tools/conformance": toolDeps,
 	// Pins upstream tool definitions by digest; reads and diffs the pins file.
 	"tools/upstream/pin": nil,
 	"tools":              leaves,
