@@ -85,7 +85,10 @@ func NewOTLP(o OTLPOptions) (*OTLP, error) {
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	s := &OTLP{endpoint: endpoint, headers: headers, client: &http.Client{Timeout: exportTimeout},
+	// A redirect is not followed: the lines go to the configured
+	// collector or wait, never to wherever an answer points.
+	client := &http.Client{Timeout: exportTimeout, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	s := &OTLP{endpoint: endpoint, headers: headers, client: client,
 		resource: resourceInfo{replica: o.Replica, version: o.Version, host: host},
 		spool:    sp, log: o.Log, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if n := sp.pending(); n > 0 {

@@ -305,3 +305,53 @@ func TestSpoolHasOneOwner(t *testing.T) {
 	require.NoError(t, err, "free once closed")
 	require.NoError(t, again.close())
 }
+
+// TestOTLPFollowsNoRedirect: a collector that answers with a redirect
+// does not get the lines sent elsewhere; they wait in the spool.
+func TestOTLPFollowsNoRedirect(t *testing.T) {
+	elsewhere := otlptest.Start(t)
+	var mu sync.Mutex
+	tries := 0
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		tries++
+		mu.Unlock()
+		http.Redirect(w, r, elsewhere.URL(), http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	s := newOTLP(t, redirect.URL, t.TempDir(), 1<<20, slog.New(slog.DiscardHandler))
+	a, _ := openLog(t, s)
+	appendTagged(t, a, 3, "")
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return tries >= 2 }, time.Minute, 20*time.Millisecond, "retried")
+	require.NoError(t, a.Close())
+	require.NoError(t, s.Close())
+	require.Empty(t, elsewhere.Records(), "nothing went where the redirect pointed")
+	require.Zero(t, s.Sent())
+	require.Positive(t, s.spool.pending(), "the lines wait in the spool")
+}
+
+// TestSpoolRemovesSentSegmentsAtOpen: segments before the cursor (a crash
+// between the cursor's move and their removal) are removed at open, and
+// reading goes on from the cursor.
+func TestSpoolRemovesSentSegmentsAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	sp, err := openSpool(dir, 1<<20)
+	require.NoError(t, err)
+	sp.segBytes = 10
+	for i := range 4 {
+		_, err := sp.add(fmt.Appendf(nil, "{\"seq\":%d,\"x\":1}\n", i+1))
+		require.NoError(t, err)
+	}
+	require.NoError(t, sp.close())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, cursorFile), []byte("3 0\n"), 0o600))
+
+	sp, err = openSpool(dir, 1<<20)
+	require.NoError(t, err)
+	defer sp.close()
+	segs, err := sp.segments()
+	require.NoError(t, err)
+	require.Equal(t, []uint64{3, 4}, segs)
+	lines, _, err := sp.next(10, 1<<20)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("{\"seq\":3,\"x\":1}\n")}, lines)
+}

@@ -85,6 +85,14 @@ func openSpool(dir string, maxBytes int64) (*spool, error) {
 		return nil, err
 	}
 	s.read = s.loadCursor(ids)
+	for _, id := range ids {
+		if id < s.read.seg { // sent, left by a crash before its removal
+			if err := s.removeSegment(id); err != nil {
+				s.close()
+				return nil, err
+			}
+		}
+	}
 	return s, nil
 }
 
@@ -261,17 +269,25 @@ func (s *spool) commit(c cursor) error {
 	s.read = c
 	s.mu.Unlock()
 	for id := old; id < c.seg; id++ {
-		fi, err := os.Stat(s.segPath(id))
-		if err != nil {
-			continue
+		if err := s.removeSegment(id); err != nil {
+			return err
 		}
-		if err := os.Remove(s.segPath(id)); err != nil {
-			return fmt.Errorf("audit spool: %w", err)
-		}
-		s.mu.Lock()
-		s.total -= fi.Size()
-		s.mu.Unlock()
 	}
+	return nil
+}
+
+// removeSegment removes a segment wholly sent.
+func (s *spool) removeSegment(id uint64) error {
+	fi, err := os.Stat(s.segPath(id))
+	if err != nil {
+		return nil // gone already
+	}
+	if err := os.Remove(s.segPath(id)); err != nil {
+		return fmt.Errorf("audit spool: %w", err)
+	}
+	s.mu.Lock()
+	s.total -= fi.Size()
+	s.mu.Unlock()
 	return nil
 }
 
