@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"regexp"
@@ -33,7 +34,23 @@ type AuditShip struct {
 	// Queue bounds the lines waiting for the sink; beyond it lines are
 	// dropped and counted, never the call held up.
 	Queue int `mapstructure:"queue" yaml:"queue"`
+	// OTLP is the OTLP/HTTP logs endpoint of an OpenTelemetry collector
+	// (https://host:4318/v1/logs; http:// only to a loopback host); empty
+	// is off. Lines wait in a spool on disk while it is down.
+	OTLP string `mapstructure:"otlp" yaml:"otlp"`
+	// Spool is the spool's directory; empty is .<log name>.otlp-spool
+	// beside the log. SpoolMaxBytes bounds it: beyond it new lines are
+	// dropped and counted.
+	Spool         string `mapstructure:"spool" yaml:"spool"`
+	SpoolMaxBytes int64  `mapstructure:"spool_max_bytes" yaml:"spool_max_bytes"`
 }
+
+// Bounds on the OTLP spool: at least 1 MiB (a few thousand lines), at
+// most 1 TiB.
+const (
+	minSpoolBytes = 1 << 20
+	maxSpoolBytes = 1 << 40
+)
 
 // AuditAnchor writes the chain head to S3 every Every (audit.anchor),
 // through the artifacts section's S3 server and credentials.
@@ -108,12 +125,67 @@ func (s AuditShip) validate(add func(string, string, ...any)) {
 	if s.Queue < 1 || s.Queue > maxShipQueue {
 		add("audit.ship.queue", "must be 1 to %d, got %d", maxShipQueue, s.Queue)
 	}
-	if s.Syslog == "" {
+	if s.Syslog != "" {
+		if _, _, err := SyslogTarget(s.Syslog); err != nil {
+			add("audit.ship.syslog", "%v", err)
+		}
+	}
+	if s.OTLP == "" {
 		return
 	}
-	if _, _, err := SyslogTarget(s.Syslog); err != nil {
-		add("audit.ship.syslog", "%v", err)
+	if _, err := OTLPEndpoint(s.OTLP); err != nil {
+		add("audit.ship.otlp", "%v", err)
 	}
+	if s.SpoolMaxBytes < minSpoolBytes || s.SpoolMaxBytes > maxSpoolBytes {
+		add("audit.ship.spool_max_bytes", "must be %d (1 MiB) to %d (1 TiB), got %d", minSpoolBytes, maxSpoolBytes, s.SpoolMaxBytes)
+	}
+	if strings.ContainsRune(s.Spool, 0) {
+		add("audit.ship.spool", "holds a NUL byte")
+	}
+}
+
+// OTLPEndpoint checks audit.ship.otlp and returns the URL to POST to: an
+// http or https URL with a host, no credentials, query nor fragment (an
+// API key goes in OTEL_EXPORTER_OTLP_LOGS_HEADERS, never in the config),
+// plain http only to a loopback host (audit lines name identities and
+// tools, so they do not cross a network in clear), and /v1/logs as the
+// path when it has none.
+func OTLPEndpoint(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return "", fmt.Errorf("%q is not an OTLP/HTTP URL such as https://collector:4318/v1/logs", raw)
+	}
+	switch {
+	case u.User != nil:
+		return "", fmt.Errorf("%q holds credentials: put them in OTEL_EXPORTER_OTLP_LOGS_HEADERS (e.g. Authorization=Bearer%%20...), not in the config", raw)
+	case u.RawQuery != "" || u.Fragment != "":
+		return "", fmt.Errorf("%q must have no query nor fragment", raw)
+	case u.Scheme == "http" && !IsLoopback(u.Hostname()):
+		return "", fmt.Errorf("%q sends audit lines in clear over the network: use https (plain http is for a loopback collector only)", raw)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/v1/logs"
+	}
+	return u.String(), nil
+}
+
+// OTLPHeaders parses the OTEL_EXPORTER_OTLP_HEADERS form: key=value pairs
+// separated by commas, values URL-encoded.
+func OTLPHeaders(raw string) (http.Header, error) {
+	h := http.Header{}
+	for pair := range strings.SplitSeq(raw, ",") {
+		k, v, ok := strings.Cut(pair, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%q is not key=value", pair)
+		}
+		val, err := url.QueryUnescape(strings.TrimSpace(v))
+		if err != nil || strings.ContainsAny(val, "\r\n") {
+			return nil, fmt.Errorf("header %s: the value is not a URL-encoded line", k)
+		}
+		h.Add(k, val)
+	}
+	return h, nil
 }
 
 // SyslogTarget splits audit.ship.syslog into a network and an address for

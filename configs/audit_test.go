@@ -26,7 +26,7 @@ func TestAuditSettings(t *testing.T) {
 }
 
 var (
-	defaultShip        = AuditShip{Queue: 4096}
+	defaultShip        = AuditShip{Queue: 4096, SpoolMaxBytes: 1 << 30}
 	defaultAnchor      = AuditAnchor{Prefix: "toolwarden-audit/", Every: time.Minute}
 	defaultCheckpoints = AuditCheckpointEvery{Lines: 1000, Interval: time.Minute}
 )
@@ -49,7 +49,7 @@ func TestAuditShippingAndAnchors(t *testing.T) {
 	require.NoError(t, err)
 	a := l.Config.Audit
 	require.Equal(t, "eu-1.a", a.Replica())
-	require.Equal(t, AuditShip{Syslog: "tcp://127.0.0.1:601", Queue: 10}, a.Ship)
+	require.Equal(t, AuditShip{Syslog: "tcp://127.0.0.1:601", Queue: 10, SpoolMaxBytes: 1 << 30}, a.Ship)
 	require.Equal(t, AuditAnchor{Bucket: "audit-anchors", Prefix: "fleet/", Every: 30 * time.Second}, a.Anchor)
 }
 
@@ -70,6 +70,35 @@ func TestSyslogTarget(t *testing.T) {
 	}
 }
 
+// TestOTLPEndpoint: a loopback collector may take plain http, anything
+// else https; /v1/logs is the path when none is given.
+func TestOTLPEndpoint(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://127.0.0.1:4318":                  "http://127.0.0.1:4318/v1/logs",
+		"http://localhost:4318/":                 "http://localhost:4318/v1/logs",
+		"http://[::1]:4318/v1/logs":              "http://[::1]:4318/v1/logs",
+		"https://collector.example/otlp/v1/logs": "https://collector.example/otlp/v1/logs",
+		"https://collector.example:4318":         "https://collector.example:4318/v1/logs",
+	} {
+		got, err := OTLPEndpoint(raw)
+		require.NoError(t, err, raw)
+		require.Equal(t, want, got)
+	}
+}
+
+// TestOTLPHeaders: the OTEL_EXPORTER_OTLP_HEADERS form, and a value that
+// would smuggle a header line refused.
+func TestOTLPHeaders(t *testing.T) {
+	h, err := OTLPHeaders("Authorization=Bearer%20abc, X-Scope-OrgID=tenant-1")
+	require.NoError(t, err)
+	require.Equal(t, "Bearer abc", h.Get("Authorization"))
+	require.Equal(t, "tenant-1", h.Get("X-Scope-OrgID"))
+	_, err = OTLPHeaders("A=b%0d%0aX-Injected: 1")
+	require.ErrorContains(t, err, "header A: the value is not a URL-encoded line")
+	_, err = OTLPHeaders("novalue")
+	require.ErrorContains(t, err, `"novalue" is not key=value`)
+}
+
 func TestAuditRejectsBadValues(t *testing.T) {
 	tests := []struct{ yaml, wantErr string }{
 		{"audit:\n  sync: sometimes\n", `file.yaml:2: audit.sync: "sometimes" is not one of always, interval, none`},
@@ -84,6 +113,12 @@ func TestAuditRejectsBadValues(t *testing.T) {
 		{"audit:\n  ship:\n    syslog: http://x:1\n", `audit.ship.syslog: "http://x:1" is not udp://host:port`},
 		{"audit:\n  ship:\n    syslog: udp://x\n", `audit.ship.syslog: "udp://x" is not udp://host:port`},
 		{"audit:\n  ship:\n    syslog: unix://host/dev/log\n", `is not udp://host:port, tcp://host:port or unix:///path/to/socket`},
+		{"audit:\n  ship:\n    otlp: http://collector.example:4318\n", `audit.ship.otlp: "http://collector.example:4318" sends audit lines in clear over the network: use https`},
+		{"audit:\n  ship:\n    otlp: https://user:secret@collector.example\n", `audit.ship.otlp: "https://user:secret@collector.example" holds credentials: put them in OTEL_EXPORTER_OTLP_LOGS_HEADERS`},
+		{"audit:\n  ship:\n    otlp: https://collector.example/v1/logs?key=secret\n", "must have no query nor fragment"},
+		{"audit:\n  ship:\n    otlp: grpc://collector.example:4317\n", `audit.ship.otlp: "grpc://collector.example:4317" is not an OTLP/HTTP URL`},
+		{"audit:\n  ship:\n    otlp: https:///v1/logs\n", "is not an OTLP/HTTP URL"},
+		{"audit:\n  ship:\n    otlp: http://127.0.0.1:4318\n    spool_max_bytes: 1000\n", "audit.ship.spool_max_bytes: must be 1048576 (1 MiB) to 1099511627776 (1 TiB), got 1000"},
 		{"audit:\n  anchor:\n    bucket: Bad_Bucket\n", `audit.anchor.bucket: "Bad_Bucket" is not an S3 bucket name`},
 		{"audit:\n  anchor:\n    bucket: anchors\n", "audit.anchor.bucket: anchors go to the S3 server of artifacts.endpoint"},
 		{"audit:\n  anchor:\n    bucket: anchors\n    every: 10ms\n", "audit.anchor.every: must be at least 1s, got 10ms"},

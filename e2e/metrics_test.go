@@ -104,6 +104,9 @@ func TestMetricsBinary(t *testing.T) {
 	require.GreaterOrEqual(t, counter(fams, "toolwarden_http_requests_total", map[string]string{"method": "post", "code": "200"}), 7.0)
 	require.Contains(t, fams, "toolwarden_build_info")
 	require.Equal(t, uint64(3), histogramCount(fams, "toolwarden_call_duration_seconds", "completed"))
+	// The MCP semantic conventions' mcp.server.operation.duration: every
+	// call, its isError results as error_type tool_error.
+	require.Equal(t, map[string]uint64{"": 3, "tool_error": 3}, operationCounts(fams, "read_file"))
 	for name, fam := range fams {
 		for _, m := range fam.GetMetric() {
 			for _, l := range m.GetLabel() {
@@ -111,6 +114,22 @@ func TestMetricsBinary(t *testing.T) {
 			}
 		}
 	}
+}
+
+// operationCounts are the observations of
+// mcp_server_operation_duration_seconds of tool, by error_type.
+func operationCounts(fams map[string]*dto.MetricFamily, tool string) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, m := range fams["mcp_server_operation_duration_seconds"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if l["gen_ai_tool_name"] == tool && l["mcp_method_name"] == "tools/call" && l["mcp_protocol_version"] != "_other" {
+			out[l["error_type"]] += m.GetHistogram().GetSampleCount()
+		}
+	}
+	return out
 }
 
 func histogramCount(fams map[string]*dto.MetricFamily, name, outcome string) uint64 {

@@ -19,8 +19,9 @@ import (
 // otlpReceiver is an OTLP/HTTP trace endpoint that keeps the spans it gets.
 type otlpReceiver struct {
 	mu    sync.Mutex
-	spans map[string]string // span name -> trace ID (hex)
-	svc   []string          // service.name of each export
+	spans map[string]string            // span name -> trace ID (hex)
+	attrs map[string]map[string]string // span name -> its string attributes
+	svc   []string                     // service.name of each export
 }
 
 func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +42,13 @@ func (o *otlpReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		for _, ss := range rs.ScopeSpans {
 			for _, s := range ss.Spans {
 				o.spans[s.Name] = hexOf(s.TraceId)
+				if o.attrs == nil {
+					o.attrs = map[string]map[string]string{}
+				}
+				o.attrs[s.Name] = map[string]string{}
+				for _, a := range s.Attributes {
+					o.attrs[s.Name][a.Key] = a.GetValue().GetStringValue()
+				}
 			}
 		}
 	}
@@ -99,5 +107,23 @@ func TestTracesBinary(t *testing.T) {
 	}
 	rcv.mu.Lock()
 	require.Contains(t, rcv.svc, "toolwarden")
+	call := rcv.attrs["tools/call read_file"]
 	rcv.mu.Unlock()
+	// The OpenTelemetry MCP semantic conventions' attributes.
+	require.Equal(t, "tools/call", call["mcp.method.name"])
+	require.Equal(t, "read_file", call["gen_ai.tool.name"])
+	require.NotEmpty(t, call["jsonrpc.request.id"], "the JSON-RPC ID of the request")
+	require.Regexp(t, `^\d{4}-\d{2}-\d{2}$`, call["mcp.protocol.version"])
+	require.Empty(t, call["error.type"])
+
+	req.Params.Arguments = map[string]any{"path": "../outside.txt"}
+	req.Params.Meta = nil
+	res, err = c.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	require.True(t, res.IsError)
+	require.Eventually(t, func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		return rcv.attrs["tools/call read_file"]["error.type"] == "tool_error"
+	}, 20*time.Second, 50*time.Millisecond, "a denied call's span has error.type tool_error")
 }

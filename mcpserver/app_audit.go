@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/version"
 )
 
 // openAudit opens the audit log with its shipping and anchoring, as
@@ -27,18 +29,15 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audi
 		log.Info("audit checkpoints signed", "key_id", signer.KeyID(), "every_lines", c.CheckpointEvery.Lines,
 			"every", c.CheckpointEvery.Interval)
 	}
-	var sink *ship.Syslog
-	if c.Ship.Syslog != "" {
-		var err error
-		if sink, err = ship.NewSyslog(c.Ship.Syslog, c.Ship.Queue, log); err != nil {
-			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
-		}
-		opts.Ship = sink
+	sinks, stopSink, err := openSinks(cfg, log)
+	if err != nil {
+		return nil, nil, err
 	}
-	stopSink := func() {
-		if sink != nil {
-			sink.Close()
-		}
+	switch len(sinks) {
+	case 1:
+		opts.Ship = sinks[0]
+	case 2:
+		opts.Ship = ship.Tee(sinks)
 	}
 	auditLog, err := audit.OpenWith(AuditPath(cfg), opts)
 	if err != nil {
@@ -60,6 +59,40 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audi
 			}
 		}
 	}, nil
+}
+
+// openSinks starts the shipping audit.ship asks for: syslog, OTLP or
+// both; stop sends what is left and stops them.
+func openSinks(cfg configs.Config, log *slog.Logger) (sinks []audit.Shipper, stop func(), err error) {
+	c := cfg.Audit.Ship
+	var closers []func() error
+	stop = func() {
+		for _, c := range closers {
+			_ = c()
+		}
+	}
+	if c.Syslog != "" {
+		s, err := ship.NewSyslog(c.Syslog, c.Queue, log)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit.ship.syslog: %w", err)
+		}
+		sinks, closers = append(sinks, s), append(closers, s.Close)
+	}
+	if c.OTLP != "" {
+		spool := c.Spool
+		if spool == "" {
+			path := AuditPath(cfg)
+			spool = filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".otlp-spool")
+		}
+		s, err := ship.NewOTLP(ship.OTLPOptions{Endpoint: c.OTLP, Spool: spool, SpoolMaxBytes: c.SpoolMaxBytes,
+			Replica: cfg.Audit.Replica(), Version: version.Get().Version, Log: log})
+		if err != nil {
+			stop()
+			return nil, nil, fmt.Errorf("audit.ship.otlp: %w", err)
+		}
+		sinks, closers = append(sinks, s), append(closers, s.Close)
+	}
+	return sinks, stop, nil
 }
 
 // startAnchors starts anchoring when audit.anchor.bucket is set.

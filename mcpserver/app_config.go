@@ -140,9 +140,16 @@ type AuditSummary struct {
 // summarizeAudit says where the audit lines go besides the log.
 func summarizeAudit(c configs.Config) AuditSummary {
 	a := c.Audit
-	out := AuditSummary{Replica: a.Replica(), Ship: "off (audit.ship.syslog is empty)", Anchor: "off (audit.anchor.bucket is empty)"}
+	out := AuditSummary{Replica: a.Replica(), Ship: "off (audit.ship.syslog and audit.ship.otlp are empty)", Anchor: "off (audit.anchor.bucket is empty)"}
+	var ships []string
 	if a.Ship.Syslog != "" {
-		out.Ship = fmt.Sprintf("every line to syslog %s as RFC 5424, up to %d queued, beyond that dropped and counted", a.Ship.Syslog, a.Ship.Queue)
+		ships = append(ships, fmt.Sprintf("every line to syslog %s as RFC 5424, up to %d queued, beyond that dropped and counted", a.Ship.Syslog, a.Ship.Queue))
+	}
+	if a.Ship.OTLP != "" {
+		ships = append(ships, fmt.Sprintf("every line to OTLP %s as a log record, spooled on disk up to %d bytes while it is down", a.Ship.OTLP, a.Ship.SpoolMaxBytes))
+	}
+	if len(ships) > 0 {
+		out.Ship = strings.Join(ships, "; ")
 	}
 	if a.Anchor.Bucket != "" {
 		out.Anchor = fmt.Sprintf("chain head every %s to s3://%s/%s%s/ on %s", a.Anchor.Every, a.Anchor.Bucket, a.Anchor.Prefix, a.Replica(), c.Artifacts.Endpoint)

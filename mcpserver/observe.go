@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -28,6 +29,10 @@ type Observers struct {
 	// WaitingForApproval is told when a call starts waiting for a human;
 	// it returns what to call when the wait ends.
 	WaitingForApproval func() (done func())
+	// Call is told of each tools/call once it is answered: the tool, the
+	// protocol version in effect, whether the result has isError, the
+	// JSON-RPC error if any, and the time from arrival to answer.
+	Call func(tool, protocolVersion string, isError bool, err error, d time.Duration)
 }
 
 // runner is r wrapped by the sandbox observer, if any.
@@ -46,7 +51,13 @@ func BuildObserved(ctx context.Context, cfg configs.Config, audit guard.Auditor,
 // observedCall is the guarded call of next inside the span of the whole
 // call when tracing is on. mcp-go applies middleware to each call, so off
 // it is guardCall alone, without a closure per call.
-func (s *Server) observedCall(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
+func (s *Server) observedCall(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc) (res *mcp.CallToolResult, err error) {
+	if s.obs.Call != nil {
+		start := time.Now()
+		defer func() {
+			s.obs.Call(req.Params.Name, server.RequestProtocolVersion(ctx), res != nil && res.IsError, err, time.Since(start))
+		}()
+	}
 	if !tracing.Enabled() {
 		return s.guardCall(ctx, req, next)
 	}
@@ -62,13 +73,15 @@ func tracedCall(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 		if req.Params.Meta != nil {
 			meta = req.Params.Meta.AdditionalFields
 		}
-		ctx, span := tracing.StartCall(ctx, req.Params.Name, meta)
+		ctx, span := tracing.StartCall(ctx, tracing.Call{Tool: req.Params.Name, RequestID: tracing.RequestID(ctx),
+			ProtocolVersion: server.RequestProtocolVersion(ctx), Meta: meta})
 		res, err := next(ctx, req)
 		code := ""
-		if res != nil && res.IsError {
+		isError := res != nil && res.IsError
+		if isError {
 			code = string(toolerr.ErrorCode(res))
 		}
-		tracing.End(span, "", code)
+		tracing.EndCall(span, isError, code, err)
 		return res, err
 	}
 }

@@ -37,7 +37,7 @@ func BenchmarkObservedCall(b *testing.B) {
 			var obs mcpserver.Observers
 			if c.metrics {
 				m := metrics.New([]string{"read_file"})
-				obs = mcpserver.Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval}
+				obs = mcpserver.Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval, Call: m.ObserveCall}
 			}
 			if c.traces {
 				tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter()))

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/tracing"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
 )
@@ -50,6 +51,10 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(s.hideDisallowed)
 	hooks.AddOnError(s.auditUnknownTool)
+	// The span of a call names its JSON-RPC ID, which only the hooks see.
+	hooks.AddBeforeCallTool(func(ctx context.Context, id any, _ *mcp.CallToolRequest) { tracing.RememberRequest(ctx, id) })
+	hooks.AddAfterCallTool(func(ctx context.Context, _ any, _ *mcp.CallToolRequest, _ any) { tracing.ForgetRequest(ctx) })
+	hooks.AddOnError(func(ctx context.Context, _ any, _ mcp.MCPMethod, _ any, _ error) { tracing.ForgetRequest(ctx) })
 	hooks.AddOnUnregisterSession(func(_ context.Context, cs server.ClientSession) {
 		id := sessionID(s.mcp.WithContext(context.Background(), cs))
 		g.EndSession(id)

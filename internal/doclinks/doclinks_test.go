@@ -1,6 +1,7 @@
 package doclinks_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,4 +170,42 @@ func TestRootFolders(t *testing.T) {
 	got, err = doclinks.RootFolders(root)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"guard", "keep", "tools"}, got)
+}
+
+// TestSecurityPageNamesRealTests: every test docs/security.md cites as
+// proof of a control exists in the tree, and the page covers each of the
+// NSA's nine controls and each OWASP MCP Top 10 item.
+func TestSecurityPageNamesRealTests(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(repoRoot, "docs", "security.md"))
+	require.NoError(t, err)
+	cited := doclinks.CitedTests(src)
+	require.GreaterOrEqual(t, len(cited), 60, "the page cites its proofs")
+	declared, err := doclinks.DeclaredTests(repoRoot)
+	require.NoError(t, err)
+	for _, name := range cited {
+		assert.True(t, declared[name], "docs/security.md cites %s, which no *_test.go declares", name)
+	}
+	page := string(src)
+	for i := 1; i <= 9; i++ {
+		assert.Contains(t, page, fmt.Sprintf("\n### %d. ", i), "NSA control %d", i)
+	}
+	for i := 1; i <= 10; i++ {
+		assert.Contains(t, page, fmt.Sprintf("\n| MCP%02d ", i), "OWASP MCP%02d", i)
+	}
+}
+
+// TestCitedTests: only code spans cite, each name once; a cited name no
+// test declares is what the page check reports.
+func TestCitedTests(t *testing.T) {
+	src := []byte("Proof: `TestA`, `TestB` and `TestA` again; `FuzzC`, `BenchmarkD`.\n\n" +
+		"Not cited: TestE in prose, `Testing`, `TestF(t)`, `go test -run TestG`.\n\n```\nTestH\n```\n")
+	require.Equal(t, []string{"TestA", "TestB", "FuzzC", "BenchmarkD"}, doclinks.CitedTests(src))
+
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "pkg", "testdata"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pkg", "a_test.go"), []byte("package pkg\n\nfunc TestA(t *testing.T) {}\nfunc FuzzC(f *testing.F) {}\n// func TestB(t *testing.T) {}\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pkg", "testdata", "x_test.go"), []byte("func TestB(t *testing.T) {}\n"), 0o644))
+	declared, err := doclinks.DeclaredTests(dir)
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"TestA": true, "FuzzC": true}, declared)
 }

@@ -54,8 +54,10 @@ var mayImport = map[string][]string{
 	"audit": {"internal/jsonenc"},
 	// Reads audit logs in tests (the packages' shared test helper).
 	"audit/audittest": {"audit"},
-	// Ships audit lines to syslog and anchors the chain head to S3.
+	// Ships audit lines to syslog and OTLP and anchors the chain head to S3.
 	"audit/ship": with(leaves, "audit", "configs"),
+	// An OTLP/HTTP logs receiver for tests (the shipper's and e2e's).
+	"audit/ship/otlptest": nil,
 	// The approval hub and its channels (page, terminal socket, webhook).
 	"approvals":         nil,
 	"approvals/page":    {"approvals"},

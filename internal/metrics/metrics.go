@@ -39,6 +39,7 @@ type Metrics struct {
 	sandboxRuns      *prometheus.CounterVec
 	sandboxDuration  *prometheus.HistogramVec
 	httpRequests     *prometheus.CounterVec
+	operation        *prometheus.HistogramVec
 }
 
 // maxRules bounds the distinct rule label values; more count as "_other".
@@ -67,6 +68,7 @@ func New(tools []string) *Metrics {
 	m.sandboxRuns = m.counterVec("sandbox_runs_total", "Sandboxed program runs by backend and the limit that stopped them (none, timeout, memory, output, pids, canceled, error).", "backend", "limit")
 	m.sandboxDuration = m.histogramVec("sandbox_run_seconds", "Duration of sandboxed runs, by backend.", callBuckets, "backend")
 	m.httpRequests = m.counterVec("http_requests_total", "HTTP requests to the MCP listener by method and status code.", "method", "code")
+	m.operation = newOperation(m.reg)
 	m.reg.MustRegister(m.approvalsWaiting, m.auditErrors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfo(version.Get()))

@@ -12,6 +12,8 @@ package tracing
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
@@ -83,19 +85,77 @@ func End(span trace.Span, outcome, code string) {
 	span.End()
 }
 
-// StartCall begins the span of one tools/call of tool. Its parent is the
-// trace context in the request's _meta (traceparent, tracestate, baggage),
-// when there is one, else ctx's (from the HTTP headers, see HTTP).
-func StartCall(ctx context.Context, tool string, meta map[string]any) (context.Context, trace.Span) {
+// Call is what the span of one tools/call names, after the
+// OpenTelemetry MCP semantic conventions: the tool (gen_ai.tool.name),
+// the JSON-RPC request ID (jsonrpc.request.id), the protocol version in
+// effect (mcp.protocol.version), and the request's _meta, whose trace
+// context is the span's parent.
+type Call struct {
+	Tool            string
+	RequestID       any
+	ProtocolVersion string
+	Meta            map[string]any
+}
+
+// StartCall begins the span of one tools/call, named "tools/call <tool>"
+// as the conventions name it. Its parent is the trace context in the
+// request's _meta (traceparent, tracestate, baggage), when there is one,
+// else ctx's (from the HTTP headers, see HTTP).
+func StartCall(ctx context.Context, c Call) (context.Context, trace.Span) {
 	s := state.Load()
 	if s == nil {
 		return ctx, noSpan
 	}
-	if _, ok := meta["traceparent"].(string); ok {
-		ctx = s.propagator.Extract(ctx, metaCarrier(meta))
+	if _, ok := c.Meta["traceparent"].(string); ok {
+		ctx = s.propagator.Extract(ctx, metaCarrier(c.Meta))
 	}
-	return s.tracer.Start(ctx, "tools/call "+tool, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", tool)))
+	attrs := []attribute.KeyValue{attribute.String("mcp.method.name", "tools/call"), attribute.String("gen_ai.tool.name", c.Tool),
+		attribute.String("gen_ai.operation.name", "execute_tool")}
+	if id := requestID(c.RequestID); id != "" {
+		attrs = append(attrs, attribute.String("jsonrpc.request.id", id))
+	}
+	if c.ProtocolVersion != "" {
+		attrs = append(attrs, attribute.String("mcp.protocol.version", c.ProtocolVersion))
+	}
+	return s.tracer.Start(ctx, "tools/call "+c.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+}
+
+// EndCall ends the span of a call: a result with isError sets error.type
+// tool_error (the conventions' value) and the error status with the
+// toolerr code; a JSON-RPC error sets error.type _OTHER.
+func EndCall(span trace.Span, isError bool, code string, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	switch {
+	case err != nil:
+		span.SetAttributes(attribute.String("error.type", "_OTHER"))
+		span.SetStatus(codes.Error, err.Error())
+	case isError:
+		span.SetAttributes(attribute.String("error.type", "tool_error"))
+		if code == "" {
+			span.SetStatus(codes.Error, "tool_error")
+		}
+	}
+	End(span, "", code)
+}
+
+// requestID is a JSON-RPC ID as the conventions record it: a string or
+// a number as text.
+func requestID(id any) string {
+	switch v := id.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case float64: // a JSON number decoded into any
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case fmt.Stringer:
+		return v.String()
+	default:
+		return fmt.Sprint(v)
+	}
 }
 
 // metaCarrier reads trace context from a request's _meta fields (SEP-414).

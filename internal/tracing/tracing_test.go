@@ -34,7 +34,7 @@ const (
 // A call's span is a child of the trace context in its _meta (SEP-414).
 func TestStartCallTakesTheParentFromMeta(t *testing.T) {
 	exp := record(t)
-	ctx, span := StartCall(context.Background(), "read_file", map[string]any{"traceparent": traceparent, "progressToken": 3})
+	ctx, span := StartCall(context.Background(), Call{Tool: "read_file", Meta: map[string]any{"traceparent": traceparent, "progressToken": 3}})
 	_, child := Start(ctx, "guard.decide")
 	End(child, "allowed", "")
 	End(span, "", "not_found")
@@ -50,12 +50,73 @@ func TestStartCallTakesTheParentFromMeta(t *testing.T) {
 	require.Equal(t, call.SpanContext.SpanID(), spans[0].Parent.SpanID(), "the decision is the call's child")
 }
 
+// The call's span carries the OpenTelemetry MCP semantic conventions'
+// attributes: the method, tool, JSON-RPC request ID (a number as JSON
+// decodes it, or a string), protocol version, and error.type tool_error
+// for an isError result, _OTHER for a JSON-RPC error.
+func TestCallSpanSemanticConventions(t *testing.T) {
+	tests := []struct {
+		name    string
+		id      any
+		wantID  string
+		isError bool
+		err     error
+		errType string
+	}{
+		{"ok", float64(7), "7", false, nil, ""},
+		{"tool error", "req-1", "req-1", true, nil, "tool_error"},
+		{"json-rpc error", float64(12345678901), "12345678901", false, errors.New("boom"), "_OTHER"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := record(t)
+			_, span := StartCall(context.Background(), Call{Tool: "read_file", RequestID: tt.id, ProtocolVersion: "2025-11-25"})
+			code := ""
+			if tt.isError {
+				code = "denied.policy"
+			}
+			EndCall(span, tt.isError, code, tt.err)
+			s := exp.GetSpans()[0]
+			attrs := map[string]string{}
+			for _, a := range s.Attributes {
+				attrs[string(a.Key)] = a.Value.String()
+			}
+			require.Equal(t, "tools/call", attrs["mcp.method.name"])
+			require.Equal(t, "read_file", attrs["gen_ai.tool.name"])
+			require.Equal(t, "execute_tool", attrs["gen_ai.operation.name"])
+			require.Equal(t, tt.wantID, attrs["jsonrpc.request.id"])
+			require.Equal(t, "2025-11-25", attrs["mcp.protocol.version"])
+			require.Equal(t, tt.errType, attrs["error.type"])
+			if tt.errType != "" {
+				require.Equal(t, codes.Error, s.Status.Code)
+			} else {
+				require.NotEqual(t, codes.Error, s.Status.Code)
+			}
+		})
+	}
+}
+
+// RememberRequest carries a request's ID to its span while tracing is
+// on, and nothing while it is off.
+func TestRequestIDFromTheHook(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	RememberRequest(ctx, float64(3))
+	require.Nil(t, RequestID(ctx), "off: nothing noted")
+	record(t)
+	RememberRequest(ctx, float64(3))
+	require.Equal(t, float64(3), RequestID(ctx))
+	require.Nil(t, RequestID(context.Background()))
+	ForgetRequest(ctx)
+	require.Nil(t, RequestID(ctx))
+}
+
 // Without trace context, and with garbage in its place, a call starts a
 // new trace: a client cannot break the server with a bad traceparent.
 func TestStartCallWithoutOrWithBadParent(t *testing.T) {
 	for _, meta := range []map[string]any{nil, {"traceparent": "garbage"}, {"traceparent": 42}, {"traceparent": "00-" + remoteTrace + "-0000000000000000-01"}} {
 		exp := record(t)
-		_, span := StartCall(context.Background(), "t", meta)
+		_, span := StartCall(context.Background(), Call{Tool: "t", Meta: meta})
 		span.End()
 		s := exp.GetSpans()[0]
 		require.False(t, s.Parent.IsValid(), "%v", meta)
@@ -67,7 +128,7 @@ func TestStartCallWithoutOrWithBadParent(t *testing.T) {
 func TestHTTPHeaderParent(t *testing.T) {
 	exp := record(t)
 	h := HTTP(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		_, span := StartCall(r.Context(), "read_file", nil)
+		_, span := StartCall(r.Context(), Call{Tool: "read_file"})
 		span.End()
 	}))
 	req := httptest.NewRequest("POST", "/mcp", nil)
@@ -110,13 +171,13 @@ func TestOffCostsNoAllocation(t *testing.T) {
 	ctx := context.Background()
 	meta := map[string]any{"traceparent": traceparent}
 	allocs := testing.AllocsPerRun(100, func() {
-		c, span := StartCall(ctx, "read_file", meta)
+		c, span := StartCall(ctx, Call{Tool: "read_file", Meta: meta})
 		_, child := Start(c, "guard.decide")
 		End(child, "allowed", "")
 		End(span, "", "")
 	})
 	require.Zero(t, allocs)
-	c, span := StartCall(ctx, "read_file", meta)
+	c, span := StartCall(ctx, Call{Tool: "read_file", Meta: meta})
 	require.Equal(t, ctx, c)
 	require.False(t, span.IsRecording())
 }
