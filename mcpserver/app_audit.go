@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/outersandbox"
 )
 
 // openAudit opens the audit log with its shipping and anchoring, as
@@ -43,6 +46,10 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audi
 	auditLog, err := audit.OpenWith(AuditPath(cfg), opts)
 	if err != nil {
 		stopSink()
+		if outer, ok := outersandbox.Detect(os.Getenv); ok && outersandbox.WriteRefused(err) {
+			err = fmt.Errorf("%w; toolwarden runs inside %s: %s", err, outer.Name,
+				outer.Write(filepath.Dir(AuditPath(cfg)), "audit.path (TOOLWARDEN_AUDIT_PATH)"))
+		}
 		return nil, nil, err
 	}
 	anchors, err := startAnchors(ctx, cfg, auditLog, log)
