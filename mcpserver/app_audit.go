@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/audit/ship"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/outersandbox"
 	"github.com/toolwarden/toolwarden/internal/version"
 )
 
@@ -42,6 +44,10 @@ func openAudit(ctx context.Context, cfg configs.Config, log *slog.Logger) (*audi
 	auditLog, err := audit.OpenWith(AuditPath(cfg), opts)
 	if err != nil {
 		stopSink()
+		if outer, ok := outersandbox.Detect(os.Getenv); ok && outersandbox.WriteRefused(err) {
+			err = fmt.Errorf("%w; toolwarden runs inside %s: %s", err, outer.Name,
+				outer.Write(filepath.Dir(AuditPath(cfg)), "audit.path (TOOLWARDEN_AUDIT_PATH)"))
+		}
 		return nil, nil, err
 	}
 	anchors, err := startAnchors(ctx, cfg, auditLog, log)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/toolwarden/toolwarden/internal/outersandbox"
 )
 
 // DetectOptions say where to look for a sandbox runtime.
@@ -61,7 +63,11 @@ func Detect(ctx context.Context, opt DetectOptions) (Runner, error) {
 		}
 		return r, nil
 	}
-	return nil, fmt.Errorf("%w: %s", ErrNoBackend, strings.Join(why, "; "))
+	err := fmt.Errorf("%w: %s", ErrNoBackend, strings.Join(why, "; "))
+	if outer, ok := outersandbox.Detect(os.Getenv); ok {
+		err = fmt.Errorf("%w; toolwarden itself runs inside %s: %s", err, outer.Name, outer.Nested)
+	}
+	return nil, err
 }
 
 // candidates lists the backends to try, in order of preference.

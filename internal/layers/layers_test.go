@@ -14,7 +14,7 @@ const module = "github.com/toolwarden/toolwarden/"
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
 var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
-	"internal/strictjson", "internal/money"}
+	"internal/strictjson", "internal/money", "internal/outersandbox"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
@@ -106,6 +106,8 @@ var mayImport = map[string][]string{
 	"internal/structured": nil,
 	// Decodes bodies from outside strictly (exact, unique member names).
 	"internal/strictjson": nil,
+	// The sandbox around the server, for error messages.
+	"internal/outersandbox": nil,
 	// JSON encoders byte for byte as encoding/json (audit lines, digests).
 	"internal/jsonenc": nil,
 	// Renders docs/tools.md from the catalog's tool definitions.
