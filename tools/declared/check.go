@@ -20,12 +20,14 @@ import (
 // `go generate ./mcpserver` rewrites it from mcpserver.Catalog, and
 // mcpserver's tests check it holds exactly the catalog's names.
 var ReservedToolNames = []string{
-	"read_file", "read_multiple_files", "write_file", "edit_file", "list_directory", "directory_tree",
-	"search_files", "grep_files", "file_info", "create_directory", "move_file", "delete_file",
+	"read_file", "read_multiple_files", "list_directory", "directory_tree", "search_files", "grep_files",
+	"file_info", "write_file", "edit_file", "create_directory", "move_file", "delete_file",
+	"git_status", "git_diff", "git_log", "git_show", "git_add", "git_commit",
 	"run_script", "run_command",
-	"create_mission", "create_task", "get_task", "update_task_status", "list_child_tasks", "add_child_task",
-	"add_task_dependency", "check_task_dependencies", "assign_agent_to_task", "link_artifact_to_task", "list_missions", "get_mission",
-	"store_artifact", "retrieve_artifact", "list_artifacts",
+	"retrieve_artifact", "list_artifacts", "store_artifact",
+	"list_missions", "get_mission", "get_task", "list_child_tasks", "check_task_dependencies",
+	"create_mission", "create_task", "update_task_status", "add_child_task", "add_task_dependency",
+	"assign_agent_to_task", "link_artifact_to_task",
 }
 
 var (
