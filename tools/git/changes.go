@@ -57,7 +57,7 @@ func (r *repo) unstaged(paths []string, untracked bool, limit int64) ([]fileChan
 		}
 		c := fileChange{Path: p}
 		if e, err := idx.Entry(p); err == nil {
-			if c.Old, err = r.blob(e.Hash, limit); err != nil {
+			if c.Old, err = r.entry(e.Hash, e.Mode, limit); err != nil {
 				return nil, err
 			}
 		}
@@ -93,13 +93,13 @@ func (r *repo) staged(paths []string, limit int64) ([]fileChange, error) {
 		c := fileChange{Path: p}
 		if tree != nil {
 			if f, err := tree.File(p); err == nil {
-				if c.Old, err = r.blob(f.Hash, limit); err != nil {
+				if c.Old, err = r.entry(f.Hash, f.Mode, limit); err != nil {
 					return nil, err
 				}
 			}
 		}
 		if e, err := idx.Entry(p); err == nil {
-			if c.New, err = r.blob(e.Hash, limit); err != nil {
+			if c.New, err = r.entry(e.Hash, e.Mode, limit); err != nil {
 				return nil, err
 			}
 		}

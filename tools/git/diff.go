@@ -10,6 +10,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 )
 
 // side is one side of a file's change: its content, or absent.
@@ -119,6 +120,16 @@ func content(b []byte) side {
 		return side{present: true, binary: true}
 	}
 	return side{present: true, text: string(b)}
+}
+
+// entry reads a tree or index entry's content: a blob's, or for a
+// submodule (a gitlink, whose hash is a commit of another repository) the
+// line git diff shows.
+func (r *repo) entry(h plumbing.Hash, mode filemode.FileMode, limit int64) (side, error) {
+	if mode == filemode.Submodule {
+		return side{present: true, text: "Subproject commit " + h.String() + "\n"}, nil
+	}
+	return r.blob(h, limit)
 }
 
 // blob reads an object's content, at most limit bytes (more is binary to

@@ -179,3 +179,18 @@ func sortedLines(s string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// TestSubmoduleShowsAsGit: a submodule's entry is a commit of another
+// repository, shown as git shows it, never read as a blob.
+func TestSubmoduleShowsAsGit(t *testing.T) {
+	f := newRepo(t)
+	runGit(t, f.outside, "init", "-q", "-b", "main")
+	runGit(t, f.outside, "commit", "-q", "--allow-empty", "-m", "sub")
+	f.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", f.outside, "sub")
+	f.git("commit", "-q", "-m", "add sub")
+	var show git.ShowOut
+	f.ok("git_show", nil, &show)
+	assert.Contains(t, show.Diff, "+Subproject commit ")
+	var st git.StatusOut
+	f.ok("git_status", nil, &st)
+}

@@ -250,12 +250,12 @@ func (r *repo) commitChanges(ctx context.Context, c *object.Commit, limit int64)
 			fc.Path = ch.From.Name
 		}
 		if ch.From.Name != "" {
-			if fc.Old, err = r.blob(ch.From.TreeEntry.Hash, limit); err != nil {
+			if fc.Old, err = r.entry(ch.From.TreeEntry.Hash, ch.From.TreeEntry.Mode, limit); err != nil {
 				return nil, err
 			}
 		}
 		if ch.To.Name != "" {
-			if fc.New, err = r.blob(ch.To.TreeEntry.Hash, limit); err != nil {
+			if fc.New, err = r.entry(ch.To.TreeEntry.Hash, ch.To.TreeEntry.Mode, limit); err != nil {
 				return nil, err
 			}
 		}
