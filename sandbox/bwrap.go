@@ -149,6 +149,9 @@ func bwrapArgv(b *Bwrap, req Request, filesDir string, seccompFD int) []string {
 	if req.Cache != "" {
 		argv = append(argv, "--ro-bind", req.Cache, CacheDir)
 	}
+	if req.ModCache != "" {
+		argv = append(argv, "--ro-bind", req.ModCache, ModCacheDir)
+	}
 	for _, kv := range req.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		argv = append(argv, "--setenv", k, v)

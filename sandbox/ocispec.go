@@ -55,6 +55,9 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless b
 	if req.Cache != "" {
 		mounts = append(mounts, specs.Mount{Destination: CacheDir, Type: "bind", Source: req.Cache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 	}
+	if req.ModCache != "" {
+		mounts = append(mounts, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: req.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
 	return &specs.Spec{
 		Version:  specs.Version,
 		Hostname: "sandbox",
