@@ -50,6 +50,11 @@ type DeclaredTool struct {
 	// GoCache (cli) runs the program with Go's environment and the
 	// prepared, read-only GOCACHE of go scripts mounted, for go tools.
 	GoCache bool `mapstructure:"go_cache" yaml:"go_cache"`
+	// GoModules (cli, with go_cache) also mounts, read-only, a Go module
+	// cache prepared on the host from the workspace's go.mod and go.sum
+	// and verified against go.sum, so a module with dependencies builds
+	// without network (tools/exec ModCache).
+	GoModules bool `mapstructure:"go_modules" yaml:"go_modules"`
 
 	// BaseURL and Method (http) are fixed; params go to the query or a
 	// JSON body.

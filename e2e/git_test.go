@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -128,4 +129,53 @@ func TestGitSelfDevelopment(t *testing.T) {
 	// Hostile: a path out of the workspace.
 	code, rule = callGit(t, c, "git_diff", map[string]any{"paths": []any{"../outside.txt"}}, nil)
 	assert.Equal(t, toolerr.PathOutsideWorkspace, code, rule)
+}
+
+// A module with one dependency, and the go.sum that verifies it.
+const (
+	withDepMod = "module example.com/withdep\n\ngo 1.22\n\nrequire github.com/google/uuid v1.6.0\n"
+	withDepSum = "github.com/google/uuid v1.6.0 h1:NIvaJDMOsjHA8n1jAhLSgzrAzy1Hgr+hNrb57e+94F0=\n" +
+		"github.com/google/uuid v1.6.0/go.mod h1:TIyPZe4MgqvfeYDBFedMoGGpEw/LqOeaOT+nhxU+yHo=\n"
+	withDepGo   = "package withdep\n\nimport \"github.com/google/uuid\"\n\n// Valid reports whether s is a UUID.\nfunc Valid(s string) bool { _, err := uuid.Parse(s); return err == nil }\n"
+	withDepTest = "package withdep\n\nimport \"testing\"\n\nfunc TestValid(t *testing.T) {\n\tif !Valid(\"f47ac10b-58cc-4372-a567-0e02b2c3d479\") || Valid(\"nope\") {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
+)
+
+// TestGoModulesBuildAndTestWithoutNetwork: with the shipped
+// self-development config, go_build and go_test build and test a module
+// with a dependency inside the sandbox, which has no network: the module
+// cache was prepared on the host from go.mod and go.sum and verified.
+// A go.sum that does not vouch for the dependency is refused by rule and
+// nothing runs.
+func TestGoModulesBuildAndTestWithoutNetwork(t *testing.T) {
+	t.Parallel()
+	testenv.Root(t) // declared cli tools run only in a sandbox
+	ws, env := workspace(t)
+	for name, text := range map[string]string{"go.mod": withDepMod, "go.sum": withDepSum, "withdep.go": withDepGo, "withdep_test.go": withDepTest} {
+		require.NoError(t, os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644))
+	}
+	env = append(env, "TOOLWARDEN_EXEC_GO_CACHE="+sharedGoCache)
+	p := &person{action: mcp.ElicitationResponseActionAccept}
+	c := stdioClient(t, env, mcp.LATEST_PROTOCOL_VERSION, p,
+		"--config", "../configs/examples/selfdev.yaml", "--workspace", ws)
+
+	var run struct {
+		Stdout, Stderr string
+		ExitCode       int `json:"exit_code"`
+		Sandbox        string
+	}
+	code, rule := callGit(t, c, "go_build", map[string]any{"dir": "."}, &run)
+	require.Empty(t, code, rule)
+	require.Equal(t, 0, run.ExitCode, "stdout: %s\nstderr: %s", run.Stdout, run.Stderr)
+	require.NotEmpty(t, run.Sandbox, "it ran in a sandbox")
+
+	code, rule = callGit(t, c, "go_test", map[string]any{"dir": "."}, &run)
+	require.Empty(t, code, rule)
+	require.Equal(t, 0, run.ExitCode, "stdout: %s\nstderr: %s", run.Stdout, run.Stderr)
+	assert.Contains(t, run.Stdout, "ok  \texample.com/withdep")
+
+	// Hostile: go.sum no longer vouches for the dependency's code.
+	require.NoError(t, os.WriteFile(filepath.Join(ws, "go.sum"), []byte(strings.SplitAfter(withDepSum, "\n")[1]), 0o644))
+	code, rule = callGit(t, c, "go_build", map[string]any{"dir": "."}, &run)
+	assert.Equal(t, toolerr.InvalidArgument, code)
+	assert.Equal(t, "exec.go_modules.go_sum", rule)
 }

@@ -168,6 +168,9 @@ func checkCLI(t *configs.DeclaredTool, add func(string, string, ...any)) {
 			add(f.key, "applies only to http tools")
 		}
 	}
+	if t.GoModules && !t.GoCache {
+		add("go_modules", "needs go_cache: true")
+	}
 	for i, e := range t.Env {
 		if !envEntry.MatchString(e) {
 			add(fmt.Sprintf("env[%d]", i), "must be KEY=VALUE")
@@ -280,7 +283,7 @@ func checkHTTP(t *configs.DeclaredTool, add func(string, string, ...any)) {
 	for _, f := range []struct {
 		key string
 		set bool
-	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}} {
+	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}, {"go_modules", t.GoModules}} {
 		if f.set {
 			add(f.key, "applies only to cli tools")
 		}
