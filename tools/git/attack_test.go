@@ -37,6 +37,7 @@ func TestRepositoryAskingForWhatIsNeverRunRefusesWrites(t *testing.T) {
 		}, "git.filters"},
 		{"core.fsmonitor", func(f *fixture) { f.git("config", "core.fsmonitor", "./watch.sh") }, "git.fsmonitor"},
 		{"include", func(f *fixture) { f.git("config", "include.path", "/elsewhere/config") }, "git.include"},
+		{"core.worktree", func(f *fixture) { f.git("config", "core.worktree", "/elsewhere") }, "git.worktree"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newRepo(t)
@@ -49,7 +50,7 @@ func TestRepositoryAskingForWhatIsNeverRunRefusesWrites(t *testing.T) {
 			assert.Equal(t, tc.rule, toolerr.As(err).Rule)
 			f.refused("git_add", args, toolerr.DeniedNotAllowed, tc.rule)
 
-			f.git("add", "a.txt") // the human stages with git
+			f.git("--work-tree", f.dir, "add", "a.txt") // the human stages with git
 			f.refused("git_commit", map[string]any{"message": "m"}, toolerr.DeniedNotAllowed, tc.rule)
 			assert.NoFileExists(t, filepath.Join(f.outside, "ran"))
 
@@ -119,6 +120,14 @@ func TestRepositoryOutsideTheWorkspaceIsRefused(t *testing.T) {
 		f.refused("git_show", nil, toolerr.PathOutsideWorkspace, "git.alternates_outside")
 		require.NoError(t, os.WriteFile(alt, []byte("../../../outside/.git/objects\n"), 0o644))
 		f.refused("git_log", nil, toolerr.PathOutsideWorkspace, "git.alternates_outside")
+	})
+	t.Run("objects symlinked out", func(t *testing.T) {
+		f := newRepo(t)
+		runGit(t, f.outside, "init", "-q")
+		objects := filepath.Join(f.dir, ".git", "objects")
+		require.NoError(t, os.Rename(objects, filepath.Join(f.outside, "objects")))
+		require.NoError(t, os.Symlink(filepath.Join(f.outside, "objects"), objects))
+		f.refused("git_log", nil, toolerr.PathOutsideWorkspace, "git.gitdir_outside")
 	})
 	t.Run("gitdir inside the workspace", func(t *testing.T) {
 		f := newFixture(t)

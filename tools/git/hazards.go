@@ -50,6 +50,9 @@ func (r *repo) hazards() ([]hazard, error) {
 			}
 		}
 	}
+	if v := raw.Section("core").Option("worktree"); v != "" {
+		add("git.worktree", "core.worktree is set (%s): git would use another work tree", toolerr.Quote(v))
+	}
 	if raw.HasSection("include") || raw.HasSection("includeIf") {
 		add("git.include", "the config includes other config files, which toolwarden does not read")
 	}

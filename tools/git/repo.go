@@ -92,6 +92,16 @@ func findGitDir(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The parts of the repository go-git reads, each of which a symlink
+	// could send elsewhere.
+	for _, part := range []string{"objects", "refs", "HEAD", "index", "config", "packed-refs", "info", "hooks"} {
+		p := filepath.Join(gitDir, part)
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if _, err := inside(dir, p, ".git/"+part); err != nil {
+				return "", err
+			}
+		}
+	}
 	if common, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
 		p := strings.TrimSpace(string(common))
 		if !filepath.IsAbs(p) {

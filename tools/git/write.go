@@ -33,7 +33,7 @@ Parameters:
 
 Returns: staged (path, status, additions, deletions per file), skipped (secret files under a directory, never staged that way).
 
-Errors: denied.not_allowed (rules git.hooks, git.filters, git.fsmonitor, git.include) when the repository asks for hooks, filters, fsmonitor or included config, which toolwarden never runs; conflict (git.detached_head, git.in_progress, git.conflicted); invalid_argument (git.nothing_to_stage) when nothing under paths changed; invalid_argument (git.path) for a path inside .git; invalid_argument.path_outside_workspace.
+Errors: denied.not_allowed (rules git.hooks, git.filters, git.fsmonitor, git.include, git.worktree) when the repository asks for hooks, filters, fsmonitor or included config, which toolwarden never runs; conflict (git.detached_head, git.in_progress, git.conflicted); invalid_argument (git.nothing_to_stage) when nothing under paths changed; invalid_argument (git.path) for a path inside .git; invalid_argument.path_outside_workspace.
 
 Side effects: asks the human, showing the exact diff to be staged, then writes the index. No hook runs.
 
@@ -191,7 +191,7 @@ Parameters:
 
 Returns: hash, branch, author (always "toolwarden <toolwarden@localhost>", the committer too), files (path, status, additions, deletions).
 
-Errors: invalid_argument.text (git.message) for a bad message; invalid_argument (git.nothing_staged) when the index equals HEAD; denied.not_allowed (git.hooks, git.filters, git.fsmonitor, git.include) when the repository asks for what toolwarden never runs; conflict (git.detached_head, git.in_progress, git.conflicted).
+Errors: invalid_argument.text (git.message) for a bad message; invalid_argument (git.nothing_staged) when the index equals HEAD; denied.not_allowed (git.hooks, git.filters, git.fsmonitor, git.include, git.worktree) when the repository asks for what toolwarden never runs; conflict (git.detached_head, git.in_progress, git.conflicted).
 
 Side effects: asks the human, showing the message, author, files and diff stat, then writes the commit and moves the branch. No hook runs, nothing is signed or pushed.
 
