@@ -52,6 +52,11 @@ type DeclaredTool struct {
 	GoCache bool `mapstructure:"go_cache" yaml:"go_cache"`
 	// Network (cli) is the tool's egress allowlist; empty means none.
 	Network Network `mapstructure:"network" yaml:"network"`
+	// GoModules (cli, with go_cache) also mounts, read-only, a Go module
+	// cache prepared on the host from the workspace's go.mod and go.sum
+	// and verified against go.sum, so a module with dependencies builds
+	// without network (tools/exec ModCache).
+	GoModules bool `mapstructure:"go_modules" yaml:"go_modules"`
 
 	// BaseURL and Method (http) are fixed; params go to the query or a
 	// JSON body.

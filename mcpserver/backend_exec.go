@@ -145,7 +145,8 @@ func findGo(cfg configs.Exec) (exec.Toolchain, *goCache) {
 	}
 	dir := GoCacheDir(cfg, goRoot)
 	cache := exec.NewGoCache(dir, goRoot)
-	return exec.Toolchain{GoRoot: goRoot, Cache: cache}, &goCache{cache, dir}
+	mods := exec.NewModCache(filepath.Join(filepath.Dir(dir), "gomod"), goRoot, goProxy())
+	return exec.Toolchain{GoRoot: goRoot, Cache: cache, Mods: mods}, &goCache{cache, dir}
 }
 
 // Close stops the cache's preparation; a nil cache has none.
@@ -188,6 +189,15 @@ func prepareGo(cache *goCache, env backendEnv) {
 }
 
 // findGoRoot returns the GOROOT of the go on PATH, "" without one.
+// goProxy is the module proxy the server's own Go would use (GOPROXY,
+// else Go's default); ModCache keeps only its proxy URLs.
+func goProxy() string {
+	if p := os.Getenv("GOPROXY"); p != "" {
+		return p
+	}
+	return "https://proxy.golang.org"
+}
+
 func findGoRoot() string {
 	bin, err := osexec.LookPath("go")
 	if err != nil {

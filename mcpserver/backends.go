@@ -12,6 +12,7 @@ import (
 	"github.com/toolwarden/toolwarden/tools/artifacts"
 	"github.com/toolwarden/toolwarden/tools/exec"
 	"github.com/toolwarden/toolwarden/tools/fs"
+	"github.com/toolwarden/toolwarden/tools/git"
 	"github.com/toolwarden/toolwarden/tools/graph"
 )
 
@@ -57,8 +58,10 @@ func toolsets(cfg configs.Config, log *slog.Logger) []toolset {
 	x := exec.New(cfg.Exec, cfg.Workspace)
 	a := artifacts.New(cfg.Artifacts, log)
 	g := graph.New(nil, cfg.Graph.MaxListResults)
+	vc := git.New(nil, cfg.FS).SkipSecretFiles(cfg.Capabilities.SecretGlobs())
 	return append([]toolset{
 		{name: "fs", set: f, open: func(_ context.Context, env backendEnv) (io.Closer, error) { f.Bind(env.Workspace); return nil, nil }},
+		{name: "git", set: vc, open: func(_ context.Context, env backendEnv) (io.Closer, error) { vc.Bind(env.Workspace); return nil, nil }},
 		{name: "exec", set: x, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openExec(ctx, env, x) }},
 		{name: "artifacts", set: a, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openArtifacts(ctx, env, a) }},
 		{name: "graph", set: g, open: func(ctx context.Context, env backendEnv) (io.Closer, error) { return openGraph(ctx, env, g) }},

@@ -152,6 +152,9 @@ func bwrapArgv(b *Bwrap, req Request, filesDir string, seccompFD int) []string {
 	for _, m := range req.netMounts {
 		argv = append(argv, "--ro-bind", m.src, m.dst)
 	}
+	if req.ModCache != "" {
+		argv = append(argv, "--ro-bind", req.ModCache, ModCacheDir)
+	}
 	for _, kv := range req.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		argv = append(argv, "--setenv", k, v)

@@ -58,6 +58,9 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless b
 	for _, m := range req.netMounts {
 		mounts = append(mounts, specs.Mount{Destination: m.dst, Type: "bind", Source: m.src, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
 	}
+	if req.ModCache != "" {
+		mounts = append(mounts, specs.Mount{Destination: ModCacheDir, Type: "bind", Source: req.ModCache, Options: []string{"rbind", "ro", "nosuid", "nodev"}})
+	}
 	return &specs.Spec{
 		Version:  specs.Version,
 		Hostname: "sandbox",

@@ -13,6 +13,9 @@ import (
 // CacheDir is where Request.Cache is mounted, read-only.
 const CacheDir = "/cache"
 
+// ModCacheDir is where Request.ModCache is mounted, read-only.
+const ModCacheDir = "/gomodcache"
+
 // rootfs is the skeleton root of every sandbox: empty mount points, a few
 // files of /etc, and the host's merged-/usr symlinks. Everything a program
 // can run comes from read-only binds of host directories (binds); nothing
@@ -24,7 +27,7 @@ type rootfs struct {
 
 // skeletonDirs are the mount points every sandbox needs.
 var skeletonDirs = []string{"usr", "tmp", "proc", "dev", "etc", "workspace", "run/toolwarden", "cache",
-	"run/toolwarden-net", "etc/ssl/certs"}
+	"gomodcache", "run/toolwarden-net", "etc/ssl/certs"}
 
 // rootDirs are host top-level directories that hold programs and libraries.
 // On a merged-/usr system they are symlinks into /usr and are copied as

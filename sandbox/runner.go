@@ -36,8 +36,12 @@ type Request struct {
 	WorkspaceWritable bool
 	// Cache is a host directory mounted read-only at CacheDir (none if
 	// empty), for example a prepared GOCACHE.
-	Cache  string
-	Limits Limits
+	Cache string
+	// ModCache is a host directory mounted read-only at ModCacheDir
+	// (none if empty): a Go module cache prepared and verified on the
+	// host, for Go builds that need dependencies but no network.
+	ModCache string
+	Limits   Limits
 	// Network is the run's only way out, through the server's egress
 	// proxy; nil (the default) means no network at all.
 	Network *Network

@@ -161,3 +161,22 @@ func TestRootlessRunscInAScope(t *testing.T) {
 	r.Scope = nil
 	require.ElementsMatch(t, []string{EnforceMemory, EnforcePids, EnforceCPU}, r.Enforcement().Weaker)
 }
+
+// TestModCacheIsMountedReadOnly: both backends mount a Go module cache
+// read-only at ModCacheDir, and only when one is asked for.
+func TestModCacheIsMountedReadOnly(t *testing.T) {
+	root := &rootfs{dir: "/state/rootfs-x", binds: []string{"/usr"}}
+	req := Request{Argv: []string{"/usr/bin/true"}, ModCache: "/state/gomod/abc", Limits: DefaultLimits}
+	s := ociSpec(req, root, "/state/files", "", false)
+	i := slices.IndexFunc(s.Mounts, func(m specs.Mount) bool { return m.Destination == ModCacheDir })
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, "/state/gomod/abc", s.Mounts[i].Source)
+	require.Contains(t, s.Mounts[i].Options, "ro")
+
+	b := &Bwrap{Path: "/usr/bin/bwrap", Prlimit: "/usr/bin/prlimit", root: root}
+	require.Contains(t, strings.Join(bwrapArgv(b, req, "/state/files", 3), " "), "--ro-bind /state/gomod/abc /gomodcache")
+
+	req.ModCache = ""
+	require.NotContains(t, strings.Join(bwrapArgv(b, req, "/state/files", 3), " "), ModCacheDir)
+	require.False(t, slices.ContainsFunc(ociSpec(req, root, "/state/files", "", false).Mounts, func(m specs.Mount) bool { return m.Destination == ModCacheDir }))
+}

@@ -66,6 +66,7 @@ var mayImport = map[string][]string{
 	"tools/artifacts":   toolDeps,
 	"tools/exec":        toolDeps,
 	"tools/fs":          toolDeps,
+	"tools/git":         toolDeps,
 	"tools/graph":       toolDeps,
 	// Declared cli tools with go_cache run with go scripts' toolchain.
 	"tools/declared": with(toolDeps, "tools/exec"),

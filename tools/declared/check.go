@@ -20,12 +20,14 @@ import (
 // `go generate ./mcpserver` rewrites it from mcpserver.Catalog, and
 // mcpserver's tests check it holds exactly the catalog's names.
 var ReservedToolNames = []string{
-	"read_file", "read_multiple_files", "write_file", "edit_file", "list_directory", "directory_tree",
-	"search_files", "grep_files", "file_info", "create_directory", "move_file", "delete_file",
+	"read_file", "read_multiple_files", "list_directory", "directory_tree", "search_files", "grep_files",
+	"file_info", "write_file", "edit_file", "create_directory", "move_file", "delete_file",
+	"git_status", "git_diff", "git_log", "git_show", "git_add", "git_commit",
 	"run_script", "run_command",
-	"create_mission", "create_task", "get_task", "update_task_status", "list_child_tasks", "add_child_task",
-	"add_task_dependency", "check_task_dependencies", "assign_agent_to_task", "link_artifact_to_task", "list_missions", "get_mission",
-	"store_artifact", "retrieve_artifact", "list_artifacts",
+	"retrieve_artifact", "list_artifacts", "store_artifact",
+	"list_missions", "get_mission", "get_task", "list_child_tasks", "check_task_dependencies",
+	"create_mission", "create_task", "update_task_status", "add_child_task", "add_task_dependency",
+	"assign_agent_to_task", "link_artifact_to_task",
 }
 
 var (
@@ -166,6 +168,9 @@ func checkCLI(t *configs.DeclaredTool, add func(string, string, ...any)) {
 			add(f.key, "applies only to http tools")
 		}
 	}
+	if t.GoModules && !t.GoCache {
+		add("go_modules", "needs go_cache: true")
+	}
 	for i, e := range t.Env {
 		if !envEntry.MatchString(e) {
 			add(fmt.Sprintf("env[%d]", i), "must be KEY=VALUE")
@@ -278,7 +283,7 @@ func checkHTTP(t *configs.DeclaredTool, add func(string, string, ...any)) {
 	for _, f := range []struct {
 		key string
 		set bool
-	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}} {
+	}{{"command", len(t.Command) > 0}, {"path", len(t.Path) > 0}, {"env", len(t.Env) > 0}, {"go_cache", t.GoCache}, {"go_modules", t.GoModules}} {
 		if f.set {
 			add(f.key, "applies only to cli tools")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -123,7 +124,7 @@ func (c CLI) limits(t configs.DeclaredTool) sandbox.Limits {
 func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (exec.RunOut, error) {
 	req := sandbox.Request{Argv: argv, Env: environ(t.Env), Workspace: c.Workspace.Dir(), Limits: c.limits(t)}
 	if t.GoCache {
-		if err := c.withGo(ctx, &req, t.Env); err != nil {
+		if err := c.withGo(ctx, &req, t); err != nil {
 			return exec.RunOut{}, err
 		}
 	}
@@ -159,12 +160,43 @@ func environ(extra []string) []string {
 // waiting for it within the run's timeout: a run never compiles the
 // standard library into its small scratch space. The tool's env still
 // wins.
-func (c CLI) withGo(ctx context.Context, req *sandbox.Request, toolEnv []string) error {
+func (c CLI) withGo(ctx context.Context, req *sandbox.Request, t configs.DeclaredTool) error {
 	dir, err := exec.WaitGoCache(ctx, c.Go.Cache, req.Limits.Timeout)
 	if err != nil {
 		return err
 	}
 	req.Cache = dir
-	req.Env = environ(append(exec.GoEnv(c.Go.GoRoot, sandbox.CacheDir), toolEnv...))
+	env := exec.GoEnv(c.Go.GoRoot, sandbox.CacheDir)
+	if t.GoModules {
+		if req.ModCache, err = c.modCache(ctx, req.Limits.Timeout); err != nil {
+			return err
+		}
+		env = append(env, exec.ModEnv(sandbox.ModCacheDir)...)
+	}
+	req.Env = environ(append(env, t.Env...))
 	return nil
+}
+
+// modCache prepares (or finds) the verified module cache of the
+// workspace's go.mod and go.sum, within the run's timeout.
+func (c CLI) modCache(ctx context.Context, timeout time.Duration) (string, error) {
+	read := func(name string) ([]byte, error) {
+		b, truncated, err := c.Workspace.ReadFileLimited(name, 1<<20)
+		if err == nil && truncated {
+			err = toolerr.New(toolerr.TooLarge, "", "%s is over 1 MiB", name).WithRule("exec.go_modules.go_mod")
+		}
+		return b, err
+	}
+	goMod, err := read("go.mod")
+	if err != nil {
+		return "", toolerr.New(toolerr.NotFound, "go_modules needs a go.mod at the workspace root.",
+			"the workspace has no readable go.mod").WithRule("exec.go_modules.go_mod")
+	}
+	goSum, err := read("go.sum")
+	if err != nil && toolerr.CodeOf(err) != toolerr.NotFound {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return c.Go.Mods.Prepare(ctx, goMod, goSum)
 }

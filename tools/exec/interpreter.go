@@ -13,6 +13,8 @@ import (
 type Toolchain struct {
 	GoRoot string
 	Cache  *GoCache
+	// Mods prepares verified module caches (declared go_modules tools).
+	Mods *ModCache
 }
 
 // interpreter says how one run_script interpreter runs a script: the
