@@ -37,6 +37,9 @@ type Config struct {
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
+	// Arguments is what is done with secrets and injection markers found
+	// in a call's free-text arguments (arguments.go).
+	Arguments Arguments `mapstructure:"arguments" yaml:"arguments"`
 	// Identities are extra, narrowing policy layers per caller.
 	Identities []IdentityRule `mapstructure:"identities" yaml:"identities"`
 	// Upstreams are other MCP servers whose tools are offered behind the
