@@ -219,7 +219,7 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // decision is the arguments check's verdict on the scan.
-func (s *argScan) decision() (Decision, bool) {
+func (s *argScan) decision(tool string) (Decision, bool) {
 	switch {
 	case s == nil:
 		return Decision{}, false
@@ -231,8 +231,8 @@ func (s *argScan) decision() (Decision, bool) {
 		return deny(s.rule.SecretsRule, toolerr.New(toolerr.DeniedArgumentSecret,
 			"Do not send credentials out: write a reference to where the secret is kept (an environment variable's name), not the secret. "+
 				"If this is not a secret, ask the operator, who can set "+s.rule.SecretsRule+" otherwise.",
-			"the arguments hold what looks like a secret (%s), and %s refuses sending secrets through %q",
-			strings.Join(s.secrets, "; "), s.rule.SecretsRule, "this tool")), true
+			"the arguments hold what looks like a secret (%s), and %s refuses sending one out through %q",
+			strings.Join(s.secrets, "; "), s.rule.SecretsRule, tool)), true
 	case len(s.markers) > 0 && s.rule.Markers == ArgRefuse:
 		return deny(s.rule.MarkersRule, toolerr.New(toolerr.DeniedArgumentMarker,
 			"Remove the invisible or control characters and the instruction-like text from the arguments.",

@@ -270,7 +270,7 @@ func checkArguments(in *input) Decision {
 	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
 		return deny(err.Rule, err)
 	}
-	if d, done := in.call.scan.decision(); done {
+	if d, done := in.call.scan.decision(in.call.Tool); done {
 		return d
 	}
 	d := pass("args.valid")
