@@ -69,6 +69,7 @@ func (l *Loaded) validate() error {
 	c.Cluster.validate(add)
 	c.OutputFilter.validate(add)
 	c.Arguments.validate(add)
+	c.validateSecrets(add)
 	c.Audit.validate(add, c.Artifacts)
 	c.Metrics.validate(add)
 	validatePins(c.UpstreamPins, add)
