@@ -164,14 +164,14 @@ func TestValidateSecrets(t *testing.T) {
 	loose := writeMode(t, ".env", "X=1\n", 0o644)
 	tight := writeMode(t, "pw", "x\n", 0o600)
 	tests := map[string]string{
-		"secrets:\n  dotenv: " + loose + "\n":                                     "secrets.dotenv: " + loose + " has mode 0644",
-		"secrets:\n  dotenv: .env\n":                                              "secrets.dotenv: \".env\" must be an absolute path",
-		"graph:\n  password_file: " + loose + "\n":                                "graph.password_file: " + loose + " has mode 0644",
+		"secrets:\n  dotenv: " + loose + "\n":                                         "secrets.dotenv: " + loose + " has mode 0644",
+		"secrets:\n  dotenv: .env\n":                                                  "secrets.dotenv: \".env\" must be an absolute path",
+		"graph:\n  password_file: " + loose + "\n":                                    "graph.password_file: " + loose + " has mode 0644",
 		"graph:\n  password_vault: secret/data/x#y\n  password_file: " + tight + "\n": "set only one of graph.password_file and graph.password_vault",
-		"graph:\n  password_vault: secret/data/x#y\n":                             "secrets.vault.address: must be set",
-		"graph:\n  password_vault: secret/x#y\n":                                  "graph.password_vault: \"secret/x#y\" is not a KV v2 data path",
-		"secrets:\n  vault: {address: http://vault.example:8200, token_env: T}\n": "must be https (http only on a loopback host)",
-		"secrets:\n  vault: {address: https://vault.example}\n":                   "set exactly one of secrets.vault.token_env and secrets.vault.token_file",
+		"graph:\n  password_vault: secret/data/x#y\n":                                 "secrets.vault.address: must be set",
+		"graph:\n  password_vault: secret/x#y\n":                                      "graph.password_vault: \"secret/x#y\" is not a KV v2 data path",
+		"secrets:\n  vault: {address: http://vault.example:8200, token_env: T}\n":     "must be https (http only on a loopback host)",
+		"secrets:\n  vault: {address: https://vault.example}\n":                       "set exactly one of secrets.vault.token_env and secrets.vault.token_file",
 	}
 	for yaml, want := range tests {
 		t.Run(want, func(t *testing.T) {
