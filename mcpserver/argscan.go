@@ -1,6 +1,9 @@
 package mcpserver
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
@@ -31,4 +34,43 @@ func argScan(cfg configs.Config, output *outfilter.Filter, names []string) (guar
 		a.Tools[g] = guard.ArgRule{Secrets: r.Secrets, Markers: r.Markers}
 	}
 	return a, nil
+}
+
+// argRank orders the argument modes from narrowest to widest ("" is the
+// default's rank), for policy diff.
+func argRank(mode, def string) int {
+	if mode == "" {
+		mode = def
+	}
+	return map[string]int{"refuse": 0, "redact": 1, "flag": 1, "allow": 2}[mode]
+}
+
+// diffArguments files the argument rules (arguments.*) that let more, or
+// less, through.
+func (d *PolicyDiff) diffArguments(o, n configs.Arguments) {
+	mode := func(key, old, new, def string) {
+		if argRank(old, def) != argRank(new, def) {
+			d.add(argRank(old, def), argRank(new, def), Change{Kind: "arguments", Item: key, Old: orDefault(old, def), New: orDefault(new, def)})
+		}
+	}
+	mode("arguments.secrets", o.Secrets, n.Secrets, "refuse")
+	mode("arguments.markers", o.Markers, n.Markers, "flag")
+	globs := map[string]bool{}
+	for g := range o.Tools {
+		globs[g] = true
+	}
+	for g := range n.Tools {
+		globs[g] = true
+	}
+	for _, g := range slices.Sorted(maps.Keys(globs)) {
+		mode("arguments.tools."+g+".secrets", o.Tools[g].Secrets, n.Tools[g].Secrets, orDefault(n.Secrets, "refuse"))
+		mode("arguments.tools."+g+".markers", o.Tools[g].Markers, n.Tools[g].Markers, orDefault(n.Markers, "flag"))
+	}
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
