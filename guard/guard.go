@@ -119,7 +119,7 @@ type Ticket struct {
 	// cost is what the call spends of limits.budget; out is its result's
 	// size once it has one (provenance).
 	cost, out int64
-	// caps caches the capabilities the call used (see used).
+	// caps are the capabilities the call uses (see used).
 	caps []string
 }
 
@@ -146,6 +146,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		t, e := g.pending(call, digest, d.Rule, start)
 		if t != nil {
 			t.cost = c.Cost
+			t.caps = t.needed()
 		}
 		return t, e
 	}
@@ -156,7 +157,9 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	if err := g.record(call, digest, d.Rule, Allow, "", start); err != nil {
 		return nil, auditDenial(err)
 	}
-	return &Ticket{g: g, call: call, digest: digest, start: start, cost: c.Cost}, nil
+	t := &Ticket{g: g, call: call, digest: digest, start: start, cost: c.Cost}
+	t.caps = t.needed()
+	return t, nil
 }
 
 // decideAndCharge decides call over its usage and charges it (see

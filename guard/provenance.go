@@ -13,14 +13,10 @@ import (
 // used returns the capabilities the call used: its tool's, with the
 // templates filled from its arguments (what the capability check
 // checked).
-func (t *Ticket) used() []string {
-	if t.caps == nil {
-		t.caps = t.needed()
-	}
-	return t.caps
-}
+func (t *Ticket) used() []string { return t.caps }
 
-// needed computes used.
+// needed computes used, once, when the ticket is made (a ticket's end
+// may be written from another goroutine than its start).
 func (t *Ticket) needed() []string {
 	tool := t.g.tools[t.call.Tool]
 	if tool == nil {
