@@ -18,6 +18,7 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
 	github.com/google/uuid v1.6.0
+	github.com/joho/godotenv v1.5.1
 	github.com/leodido/go-syslog/v4 v4.6.0
 	github.com/lestrrat-go/jwx/v3 v3.4.0
 	github.com/lucasjones/reggen v0.0.0-20200904144131-37ba4fa293bb

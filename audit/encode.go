@@ -77,7 +77,33 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 		b = append(b, `,"output_tokens":`...)
 		b = strconv.AppendInt(b, e.OutputTokens, 10)
 	}
+	b = appendStrings(b, `,"arg_findings":[`, e.ArgFindings)
+	b = appendStrings(b, `,"capabilities":[`, e.Capabilities)
+	if s := e.Spent; s != nil {
+		b = append(b, `,"spent":{"calls":`...)
+		b = strconv.AppendInt(b, s.Calls, 10)
+		b = strconv.AppendInt(append(b, `,"bytes_in":`...), s.BytesIn, 10)
+		b = strconv.AppendInt(append(b, `,"bytes_out":`...), s.BytesOut, 10)
+		b = strconv.AppendInt(append(b, `,"budget":`...), s.Budget, 10)
+		b = append(b, '}')
+	}
 	return append(b, '}'), at
+}
+
+// appendStrings appends a list member (key ends with "["), omitted when
+// empty.
+func appendStrings(b []byte, key string, ss []string) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = append(b, key...)
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, s)
+	}
+	return append(b, ']')
 }
 
 func appendMember(b []byte, key, s string) []byte {

@@ -83,6 +83,28 @@ type Entry struct {
 	RunCost      string `json:"run_cost,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+	// ArgFindings are, on the lines of a call, what scanning its free-text
+	// arguments found and what was done ("content: secret aws-access-token
+	// (refuse, arguments.secrets)"): names of rules and arguments, never
+	// a value.
+	ArgFindings []string `json:"arg_findings,omitempty"`
+	// Capabilities are, on the line of an ended call, the capabilities it
+	// used: its tool's, with templates filled from its arguments
+	// (fs:write:notes/a.md).
+	Capabilities []string `json:"capabilities,omitempty"`
+	// Spent is, on the line of an ended call, what it counted against the
+	// limits.
+	Spent *Spend `json:"spent,omitempty"`
+}
+
+// Spend is what one call counted against its identity's limits: one call,
+// its arguments' bytes in, its result's bytes out, and its cost in
+// limits.budget units.
+type Spend struct {
+	Calls    int64 `json:"calls"`
+	BytesIn  int64 `json:"bytes_in"`
+	BytesOut int64 `json:"bytes_out"`
+	Budget   int64 `json:"budget"`
 }
 
 // OutcomeSpend is a line recording a model request's spend.

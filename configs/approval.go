@@ -69,10 +69,16 @@ func (m ApprovalMaxPending) validate(add func(string, string, ...any)) {
 // POSTed, signed, to URL, and decisions come back, signed, to the
 // callback listener.
 type ApprovalWebhook struct {
-	URL string `mapstructure:"url" yaml:"url"`
+	// SecretSources is where the section's secrets come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
+	URL           string `mapstructure:"url" yaml:"url"`
 	// SecretEnv names the environment variable holding the shared HMAC
 	// secret (never the config file: it would sit in backups and diffs).
 	SecretEnv string `mapstructure:"secret_env" yaml:"secret_env"`
+	// SecretFile and SecretVault are the other places the secret may come
+	// from (secrets.go).
+	SecretFile  string `mapstructure:"secret_file" yaml:"secret_file"`
+	SecretVault string `mapstructure:"secret_vault" yaml:"secret_vault"`
 	// Listen is the callback listener's host:port.
 	Listen string `mapstructure:"listen" yaml:"listen"`
 	// PublicURL is the callback's URL as the webhook's receiver reaches
@@ -131,7 +137,7 @@ func (w ApprovalWebhook) validate(add func(string, string, ...any)) {
 	if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		add("approval.webhook.url", "%q is not an http(s) URL", w.URL)
 	}
-	if !envName.MatchString(w.SecretEnv) {
+	if !envName.MatchString(w.SecretEnv) && w.SecretFile == "" && w.SecretVault == "" {
 		add("approval.webhook.secret_env", "%q is not an environment variable name (the secret itself never goes in the config)", w.SecretEnv)
 	}
 	if _, _, err := net.SplitHostPort(w.Listen); err != nil {

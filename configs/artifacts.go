@@ -41,8 +41,9 @@ func (a Artifacts) validate(add func(string, string, ...any)) {
 	if !regionName.MatchString(a.Region) {
 		add("artifacts.region", "%q is not a region name such as us-east-1", a.Region)
 	}
-	for _, kv := range [][2]string{{"artifacts.access_key_env", a.AccessKeyEnv}, {"artifacts.secret_key_env", a.SecretKeyEnv}} {
-		if !envVarName.MatchString(kv[1]) {
+	for _, kv := range [][3]string{{"artifacts.access_key_env", a.AccessKeyEnv, a.AccessKeyFile + a.AccessKeyVault},
+		{"artifacts.secret_key_env", a.SecretKeyEnv, a.SecretKeyFile + a.SecretKeyVault}} {
+		if !envVarName.MatchString(kv[1]) && kv[2] == "" {
 			// The value is not echoed: it may be the credential itself.
 			add(kv[0], "is not an environment variable name (letters, digits and _); name the variable that holds the credential, never the credential itself")
 		}

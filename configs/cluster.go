@@ -1,6 +1,7 @@
 package configs
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -12,6 +13,8 @@ import (
 // or Valkey server. Without RedisURL every replica keeps its own in
 // memory, as one process does.
 type Cluster struct {
+	// SecretSources is where the section's secrets come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
 	// RedisURL is redis://host:port/db or rediss:// (TLS). It carries no
 	// password: that is read from the variable RedisPasswordEnv names.
 	RedisURL         string `mapstructure:"redis_url" yaml:"redis_url"`
@@ -20,6 +23,12 @@ type Cluster struct {
 	// state (the 2026-07-28 retry's requestState); every replica must
 	// hold the same one, so that any replica can check another's state.
 	SecretEnv string `mapstructure:"secret_env" yaml:"secret_env"`
+	// The *_file and *_vault keys are the other places the secrets may
+	// come from (secrets.go).
+	RedisPasswordFile  string `mapstructure:"redis_password_file" yaml:"redis_password_file"`
+	RedisPasswordVault string `mapstructure:"redis_password_vault" yaml:"redis_password_vault"`
+	SecretFile         string `mapstructure:"secret_file" yaml:"secret_file"`
+	SecretVault        string `mapstructure:"secret_vault" yaml:"secret_vault"`
 	// ReplicaID names this replica in logs; empty means host name and pid.
 	ReplicaID string `mapstructure:"replica_id" yaml:"replica_id"`
 }
@@ -48,7 +57,7 @@ func (c Cluster) validate(add func(string, string, ...any)) {
 	if err := checkRedisURL(c.RedisURL); err != nil {
 		add("cluster.redis_url", "%v", err)
 	}
-	if c.SecretEnv == "" {
+	if !c.secretRef().Set() {
 		add("cluster.secret_env", "must name the environment variable holding the approval-state key when cluster.redis_url is set")
 	}
 }
@@ -75,25 +84,30 @@ func checkRedisURL(s string) error {
 // ClusterSecret reads the approval-state key from the variable SecretEnv
 // names; the error names the key to fix.
 func (c Cluster) ClusterSecret() ([]byte, error) {
-	v := os.Getenv(c.SecretEnv)
-	switch {
-	case c.SecretEnv == "":
+	ref := c.secretRef()
+	if !ref.Set() {
 		return nil, fmt.Errorf("cluster.secret_env: must name the variable holding the approval-state key when cluster.redis_url is set")
-	case v == "":
+	}
+	v, err := c.Secret(context.Background(), ref)
+	switch {
+	case err != nil:
+		return nil, err
+	case v == "" && ref.Env != "":
 		return nil, fmt.Errorf("cluster.secret_env: the variable %s is empty or unset; set it to the same random key (at least %d bytes) on every replica", c.SecretEnv, MinClusterSecretBytes)
-	case len(v) < MinClusterSecretBytes:
+	case v == "":
+		return nil, fmt.Errorf("%s is empty; set it to the same random key (at least %d bytes) on every replica", ref, MinClusterSecretBytes)
+	case len(v) < MinClusterSecretBytes && ref.File == "" && ref.Vault == "":
 		return nil, fmt.Errorf("cluster.secret_env: the key in %s has %d bytes; at least %d are needed", c.SecretEnv, len(v), MinClusterSecretBytes)
+	case len(v) < MinClusterSecretBytes:
+		return nil, fmt.Errorf("the key in %s has %d bytes; at least %d are needed", ref, len(v), MinClusterSecretBytes)
 	}
 	return []byte(v), nil
 }
 
-// RedisPassword reads the password from the variable RedisPasswordEnv
-// names ("" when none is named).
-func (c Cluster) RedisPassword() string {
-	if c.RedisPasswordEnv == "" {
-		return ""
-	}
-	return os.Getenv(c.RedisPasswordEnv)
+// RedisPassword reads the password from where cluster.redis_password_env,
+// _file or _vault says ("" when none is named).
+func (c Cluster) RedisPassword() (string, error) {
+	return c.Secret(context.Background(), c.redisPasswordRef())
 }
 
 // Replica is ReplicaID, or host name and pid when it is not set.

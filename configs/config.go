@@ -37,6 +37,12 @@ type Config struct {
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`
 	OutputFilter OutputFilter   `mapstructure:"output_filter" yaml:"output_filter"`
+	// Secrets are where secrets come from besides the environment: a
+	// .env file and a Vault/OpenBao server (secrets.go).
+	Secrets Secrets `mapstructure:"secrets" yaml:"secrets"`
+	// Arguments is what is done with secrets and injection markers found
+	// in a call's free-text arguments (arguments.go).
+	Arguments Arguments `mapstructure:"arguments" yaml:"arguments"`
 	// Identities are extra, narrowing policy layers per caller.
 	Identities []IdentityRule `mapstructure:"identities" yaml:"identities"`
 	// Upstreams are other MCP servers whose tools are offered behind the
@@ -175,11 +181,17 @@ type OAuth struct {
 // Introspection configures RFC 7662 token introspection. The client
 // secret is never a value here: ClientSecretEnv names the variable.
 type Introspection struct {
-	Enabled bool `mapstructure:"enabled" yaml:"enabled"`
+	// SecretSources is where the section's secrets come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
+	Enabled       bool `mapstructure:"enabled" yaml:"enabled"`
 	// Endpoint; empty means the issuer metadata's introspection_endpoint.
 	Endpoint        string `mapstructure:"endpoint" yaml:"endpoint"`
 	ClientID        string `mapstructure:"client_id" yaml:"client_id"`
 	ClientSecretEnv string `mapstructure:"client_secret_env" yaml:"client_secret_env"`
+	// ClientSecretFile and ClientSecretVault are the other places the
+	// secret may come from (secrets.go).
+	ClientSecretFile  string `mapstructure:"client_secret_file" yaml:"client_secret_file"`
+	ClientSecretVault string `mapstructure:"client_secret_vault" yaml:"client_secret_vault"`
 }
 
 // Enabled reports whether OAuth tokens are accepted.
@@ -210,14 +222,22 @@ type HTTPIdentity struct {
 // graph toolset unavailable. Passwords are never values here: the *_env
 // keys name the environment variables that hold them.
 type Graph struct {
-	URI         string `mapstructure:"uri" yaml:"uri"`
-	Username    string `mapstructure:"username" yaml:"username"`
-	PasswordEnv string `mapstructure:"password_env" yaml:"password_env"`
-	Database    string `mapstructure:"database" yaml:"database"`
+	// SecretSources is where the section's secrets come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
+	URI           string `mapstructure:"uri" yaml:"uri"`
+	Username      string `mapstructure:"username" yaml:"username"`
+	PasswordEnv   string `mapstructure:"password_env" yaml:"password_env"`
+	// PasswordFile and PasswordVault are the other places the password
+	// may come from (secrets.go); the read_* ones likewise.
+	PasswordFile  string `mapstructure:"password_file" yaml:"password_file"`
+	PasswordVault string `mapstructure:"password_vault" yaml:"password_vault"`
+	Database      string `mapstructure:"database" yaml:"database"`
 	// ReadUsername and ReadPasswordEnv, when set, are the credentials of
 	// the read-only tools; otherwise they use Username.
-	ReadUsername    string `mapstructure:"read_username" yaml:"read_username"`
-	ReadPasswordEnv string `mapstructure:"read_password_env" yaml:"read_password_env"`
+	ReadUsername      string `mapstructure:"read_username" yaml:"read_username"`
+	ReadPasswordEnv   string `mapstructure:"read_password_env" yaml:"read_password_env"`
+	ReadPasswordFile  string `mapstructure:"read_password_file" yaml:"read_password_file"`
+	ReadPasswordVault string `mapstructure:"read_password_vault" yaml:"read_password_vault"`
 	// ConnectTimeout bounds connecting and acquiring a pooled connection.
 	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
 	// QueryTimeout is the server-side timeout of each transaction.
@@ -322,6 +342,8 @@ type Command struct {
 // The credentials are never values here: AccessKeyEnv and SecretKeyEnv name
 // the environment variables that hold them.
 type Artifacts struct {
+	// SecretSources is where the section's secrets come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
 	// Endpoint is host:port, without a scheme; empty turns the tools off.
 	Endpoint     string `mapstructure:"endpoint" yaml:"endpoint"`
 	Bucket       string `mapstructure:"bucket" yaml:"bucket"`
@@ -329,6 +351,12 @@ type Artifacts struct {
 	UseTLS       bool   `mapstructure:"use_tls" yaml:"use_tls"`
 	AccessKeyEnv string `mapstructure:"access_key_env" yaml:"access_key_env"`
 	SecretKeyEnv string `mapstructure:"secret_key_env" yaml:"secret_key_env"`
+	// The *_file and *_vault keys are the other places the credentials
+	// may come from (secrets.go).
+	AccessKeyFile  string `mapstructure:"access_key_file" yaml:"access_key_file"`
+	AccessKeyVault string `mapstructure:"access_key_vault" yaml:"access_key_vault"`
+	SecretKeyFile  string `mapstructure:"secret_key_file" yaml:"secret_key_file"`
+	SecretKeyVault string `mapstructure:"secret_key_vault" yaml:"secret_key_vault"`
 	// MaxStoreBytes caps one stored artifact; MaxInlineBytes caps what one
 	// retrieval returns inline.
 	MaxStoreBytes  int64 `mapstructure:"max_store_bytes" yaml:"max_store_bytes"`

@@ -42,11 +42,11 @@ func (g Graph) validate(add func(string, string, ...any)) {
 	if g.Username == "" {
 		add("graph.username", "must be set when graph.uri is")
 	}
-	if !envVarName.MatchString(g.PasswordEnv) {
+	if !envVarName.MatchString(g.PasswordEnv) && g.PasswordFile == "" && g.PasswordVault == "" {
 		// The value is not echoed: it may be a password put here by mistake.
 		add("graph.password_env", "must name the environment variable holding the password (letters, digits and _, e.g. NEO4J_PASSWORD), never the password itself")
 	}
-	if (g.ReadUsername == "") != (g.ReadPasswordEnv == "") {
+	if (g.ReadUsername == "") == g.readPasswordRef().Set() {
 		add("graph.read_username", "graph.read_username and graph.read_password_env are set together or not at all")
 	} else if g.ReadPasswordEnv != "" && !envVarName.MatchString(g.ReadPasswordEnv) {
 		add("graph.read_password_env", "must name the environment variable holding the password (letters, digits and _), never the password itself")

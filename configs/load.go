@@ -118,6 +118,7 @@ func Load(opts Options) (*Loaded, error) {
 		// One name per replica: the audit lines take the cluster's.
 		cfg.Audit.ReplicaID = cfg.Cluster.ReplicaID
 	}
+	cfg.bindSecrets()
 	l := &Loaded{Config: cfg, File: file, origin: org}
 	l.Config.Exec.LimitsSet = limitsSet(l)
 	if err := l.validate(); err != nil {

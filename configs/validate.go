@@ -68,6 +68,8 @@ func (l *Loaded) validate() error {
 	c.Graph.validate(add)
 	c.Cluster.validate(add)
 	c.OutputFilter.validate(add)
+	c.Arguments.validate(add)
+	c.validateSecrets(add)
 	c.Audit.validate(add, c.Artifacts)
 	c.Metrics.validate(add)
 	c.Bridge.validate(add)
@@ -224,6 +226,7 @@ func widenings(l *Loaded) []string {
 	out = append(out, secretWidenings(l, def.Capabilities)...)
 	out = append(out, artifactWidenings(l)...)
 	out = append(out, outputFilterWidenings(l)...)
+	out = append(out, argumentWidenings(l)...)
 	if g := l.Config.Graph; g.URI != "" {
 		out = append(out, fmt.Sprintf("graph.uri connects the graph toolset to %s as %q (from %s)", g.URI, g.Username, l.Origin("graph.uri")))
 	}

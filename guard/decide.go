@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -57,6 +58,9 @@ type Call struct {
 	// layers are the identities rules that apply to the call (the guard
 	// sets them from Identity and Claims).
 	layers []*IdentityLayer
+	// scan is what scanning the free-text arguments found (the guard
+	// scans before it decides, outside the usage lock; see argscan.go).
+	scan *argScan
 }
 
 // key is what limits are counted under.
@@ -266,9 +270,19 @@ func checkArguments(in *input) Decision {
 	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
 		return deny(err.Rule, err)
 	}
+	if d, done := in.call.scan.decision(in.call.Tool); done {
+		return d
+	}
 	d := pass("args.valid")
-	if in.trace && len(in.call.Dropped) > 0 {
-		d.note = droppedNote(in.call.Dropped)
+	if in.trace {
+		notes := []string{}
+		if len(in.call.Dropped) > 0 {
+			notes = append(notes, droppedNote(in.call.Dropped))
+		}
+		if n := in.call.scan.note(); n != "" {
+			notes = append(notes, n)
+		}
+		d.note = strings.Join(notes, "; ")
 	}
 	return d
 }

@@ -79,6 +79,7 @@ func mergeMeta(filtered, own *mcp.Meta) *mcp.Meta {
 // secrets the output filter redacted (by rule: the observer's detail).
 func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactedBy map[string]int) error {
 	e := entry(t.call, t.digest, "allowed", outcome, code, t.start)
+	e.Capabilities, e.Spent = t.used(), t.spent()
 	for _, n := range redactedBy {
 		e.Redactions += n
 	}

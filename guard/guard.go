@@ -30,6 +30,9 @@ type Config struct {
 	CallTimeout    time.Duration
 	// OutputFilter filters every result; nil means the default filter.
 	OutputFilter *outfilter.Filter
+	// Arguments scans free-text arguments before a call is admitted
+	// (argscan.go); a nil Filter turns it off.
+	Arguments ArgScan
 	// Identities are the identities rules: extra, narrowing policy layers
 	// for the callers they match.
 	Identities []IdentityLayer
@@ -113,6 +116,11 @@ type Ticket struct {
 	start  time.Time
 	// pending is true while the call waits for a human's approval.
 	pending bool
+	// cost is what the call spends of limits.budget; out is its result's
+	// size once it has one (provenance).
+	cost, out int64
+	// caps are the capabilities the call uses (see used).
+	caps []string
 }
 
 // Admit decides a call and writes the decision's audit line. On denial it
@@ -122,6 +130,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	start := time.Now()
 	digest := ArgsDigest(call.Args)
 	call.layers = layersOf(g.cfg.Identities, call)
+	call.scan = g.scanArgs(call)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
 	c := Charge{Key: call.key(), Applied: applied, Bytes: call.ArgBytes, Prepaid: call.prepaid}
 	if tool != nil {
@@ -134,7 +143,12 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 		return nil, e
 	}
 	if d.Outcome == NeedsApproval {
-		return g.pending(call, digest, d.Rule, start)
+		t, e := g.pending(call, digest, d.Rule, start)
+		if t != nil {
+			t.cost = c.Cost
+			t.caps = t.needed()
+		}
+		return t, e
 	}
 	if d.Outcome != Allow {
 		_ = g.record(call, digest, d.Rule, Deny, string(d.Err.Code), start)
@@ -143,7 +157,9 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	if err := g.record(call, digest, d.Rule, Allow, "", start); err != nil {
 		return nil, auditDenial(err)
 	}
-	return &Ticket{g: g, call: call, digest: digest, start: start}, nil
+	t := &Ticket{g: g, call: call, digest: digest, start: start, cost: c.Cost}
+	t.caps = t.needed()
+	return t, nil
 }
 
 // decideAndCharge decides call over its usage and charges it (see
@@ -221,6 +237,8 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 	if as != "" {
 		outcome = as
 	}
+	t.out = int64(size)
+	res.Meta = outfilter.WithProvenance(res.Meta, t.provenance())
 	if aerr := t.g.recordFinished(t, outcome, code, redactions); aerr != nil {
 		return toolerr.Result(toolerr.Wrap(aerr, toolerr.AuditWrite, auditHint,
 			"the call ran but its audit line could not be written, so its result is withheld").WithRule("audit.write"))
@@ -238,6 +256,7 @@ func entry(call Call, digest, rule string, outcome Outcome, code string, start t
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
 		DroppedArgs: call.Dropped, Approval: call.ApprovalID, DefinitionSHA256: call.Definition,
+		ArgFindings: call.scan.findings(),
 	}
 }
 
@@ -272,6 +291,7 @@ func (g *Guard) appendRedacted(e audit.Entry, redactedBy map[string]int) error {
 // `toolwarden policy explain`.
 func (g *Guard) Explain(call Call) Decision {
 	call.layers = layersOf(g.cfg.Identities, call)
+	call.scan = g.scanArgs(call)
 	st, err := g.usage.Peek(call.key(), g.applied[call.Tool])
 	if err != nil {
 		return deny("cluster.redis", UnavailableError(err, "the identity's usage could not be read from the shared state"))

@@ -73,9 +73,12 @@ const minWebhookSecret = 16
 
 // startWebhook opens the callback listener and posts waiting calls.
 func startWebhook(ctx context.Context, hub *approvals.Hub, cfg configs.ApprovalWebhook, log *slog.Logger, run func(string, func(context.Context) error)) error {
-	secret := os.Getenv(cfg.SecretEnv)
+	secret, err := cfg.Secret(ctx, cfg.SecretRef())
+	if err != nil {
+		return err
+	}
 	if len(secret) < minWebhookSecret {
-		return fmt.Errorf("approval.webhook.secret_env: $%s must hold a secret of at least %d bytes", cfg.SecretEnv, minWebhookSecret)
+		return fmt.Errorf("%s must hold a secret of at least %d bytes", cfg.SecretRef(), minWebhookSecret)
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -92,7 +91,7 @@ func listAll(ctx context.Context, cfg configs.Config) (pin.File, error) {
 	f := pin.File{Upstreams: map[string]pin.Upstream{}}
 	log := NewLogger(cfg.Log.Level)
 	for _, u := range cfg.Upstreams {
-		conn, err := upstream.Connect(ctx, u, os.Getenv, buildInfo.Version, log)
+		conn, err := upstream.Connect(ctx, u, cfg.Sources().Getenv, buildInfo.Version, log)
 		if err != nil {
 			return pin.File{}, fmt.Errorf("%w (nothing was written: every upstream must answer)", err)
 		}

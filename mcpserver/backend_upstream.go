@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -47,7 +46,7 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 		// the config asked to sandbox.
 		return nil, &startupError{msg: fmt.Sprintf("upstreams[%d].sandbox: sandboxed upstreams are not built yet", i)}
 	}
-	conn, err := upstream.Connect(ctx, u, os.Getenv, buildInfo.Version, env.Log)
+	conn, err := upstream.Connect(ctx, u, env.Config.Sources().Getenv, buildInfo.Version, env.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -136,7 +136,12 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 	if err != nil {
 		return nil, err
 	}
+	args, err := argScan(cfg, filter, names)
+	if err != nil {
+		return nil, err
+	}
 	return guard.New(guard.Config{
+		Arguments:      args,
 		Policy:         policy,
 		RequireTrust:   cfg.Policy.RequireTrust,
 		Limits:         GuardLimits(cfg.Limits),

@@ -29,8 +29,12 @@ func openCluster(ctx context.Context, cfg configs.Cluster, log *slog.Logger) (*c
 	if err != nil {
 		return nil, err
 	}
+	password, err := cfg.RedisPassword()
+	if err != nil {
+		return nil, err
+	}
 	clusterstate.LogTo(log)
-	c, err := clusterstate.Open(clusterstate.Options{URL: cfg.RedisURL, Password: cfg.RedisPassword()})
+	c, err := clusterstate.Open(clusterstate.Options{URL: cfg.RedisURL, Password: password})
 	if err != nil {
 		return nil, err
 	}

@@ -56,6 +56,11 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 		s.log.Debug("call denied", "tool", call.Tool, "session", call.Session, "code", denial.Code, "rule", denial.Rule)
 		return toolerr.Result(denial), nil
 	}
+	// When the argument scan redacted secrets (arguments.secrets:
+	// redact), the approval preview and the handler see the redacted ones.
+	if redacted := ticket.RedactedArgs(); redacted != nil {
+		raw = redacted
+	}
 	if ticket.NeedsApproval() {
 		if res := s.awaitApproval(ctx, req, call, ticket, raw, answer); res != nil {
 			return res, nil

@@ -133,7 +133,14 @@ func TestReadFileWarnsAndStrips(t *testing.T) {
 	assert.Contains(t, warning, `"ignore previous instructions"`)
 	assert.Contains(t, warning, `"call delete_file"`, "the server's own tool names reach the filter")
 	meta, _ := json.Marshal(res.Meta.AdditionalFields[outfilter.MetaKey])
-	assert.JSONEq(t, `{"untrusted":true,"stripped":4,"warnings":["<important>","ignore previous instructions","call delete_file","</important>"]}`, string(meta))
+	var report map[string]any
+	require.NoError(t, json.Unmarshal(meta, &report))
+	assert.Equal(t, []any{"fs:read:README.md"}, report["capabilities"], "provenance: the capability the call used")
+	assert.Contains(t, report, "spent")
+	delete(report, "capabilities")
+	delete(report, "spent")
+	filterOnly, _ := json.Marshal(report)
+	assert.JSONEq(t, `{"untrusted":true,"stripped":4,"warnings":["<important>","ignore previous instructions","call delete_file","</important>"]}`, string(filterOnly))
 }
 
 func TestRunScriptOutputRedacted(t *testing.T) {

@@ -57,6 +57,9 @@ func TestPolicyDiffFindsEachWidening(t *testing.T) {
 		{"http remote", "", "http: {allow_remote: true}\n", "http  http.allow_remote"},
 		{"metrics remote", "", "metrics: {addr: \"0.0.0.0:9464\", allow_remote: true}\n", "metrics  metrics.allow_remote"},
 		{"pins weaker", "upstream_pins: block\n", "upstream_pins: warn\n", "upstream  upstream_pins"},
+		{"argument secrets redacted", "", "arguments: {secrets: redact}\n", "arguments  arguments.secrets"},
+		{"argument markers allowed", "", "arguments: {markers: allow}\n", "arguments  arguments.markers"},
+		{"argument secrets allowed for a tool", "", "arguments: {tools: {write_file: {secrets: allow}}}\n", "arguments  arguments.tools.write_file.secrets"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -21,10 +20,9 @@ func NewS3Client(a configs.Artifacts) (*minio.Client, error) {
 	if !a.Configured() {
 		return nil, errors.New("audit.anchor needs artifacts.endpoint (the S3 server anchors go to)")
 	}
-	access, secret := os.Getenv(a.AccessKeyEnv), os.Getenv(a.SecretKeyEnv)
-	if access == "" || secret == "" {
-		return nil, fmt.Errorf("audit.anchor: no S3 credentials: set %s and %s (named by artifacts.access_key_env and artifacts.secret_key_env)",
-			a.AccessKeyEnv, a.SecretKeyEnv)
+	access, secret, err := a.Credentials(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("audit.anchor: %w", err)
 	}
 	tr, err := minio.DefaultTransport(a.UseTLS)
 	if err != nil {

@@ -64,6 +64,14 @@ const (
 	// DeniedToolDrift: an upstream tool's definition changed since it
 	// was pinned (upstream_pins); the operator re-pins after review.
 	DeniedToolDrift Code = "denied.tool_drift"
+	// DeniedArgumentSecret: a secret in the arguments of a tool that
+	// sends them out (arguments.secrets); DeniedArgumentMarker: an
+	// injection marker, invisible or control character in free-text
+	// arguments (arguments.markers: refuse); DeniedArgument: the
+	// arguments could not be scanned.
+	DeniedArgumentSecret Code = "denied.argument_secret"
+	DeniedArgumentMarker Code = "denied.argument_marker"
+	DeniedArgument       Code = "denied.argument_scan"
 	// BackendUnavailable: a service behind a toolset (the artifact store,
 	// the graph database) cannot be reached; the same call may succeed later.
 	BackendUnavailable Code = "backend.unavailable"

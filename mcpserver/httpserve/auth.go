@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -136,10 +135,15 @@ func OAuthVerifier(h configs.HTTP) (*oauth.Verifier, error) {
 	}
 	if in := h.OAuth.Introspection; in.Enabled {
 		cfg.Introspection = &oauth.Introspection{Endpoint: in.Endpoint, ClientID: in.ClientID}
-		if in.ClientSecretEnv != "" {
-			if cfg.Introspection.ClientSecret = os.Getenv(in.ClientSecretEnv); cfg.Introspection.ClientSecret == "" {
-				return nil, fmt.Errorf("http.oauth.introspection.client_secret_env: %s is empty", in.ClientSecretEnv)
+		if ref := in.ClientSecretRef(); ref.Set() {
+			secret, err := in.Secret(context.Background(), ref)
+			if err == nil && secret == "" {
+				err = fmt.Errorf("%s is empty", ref)
 			}
+			if err != nil {
+				return nil, err
+			}
+			cfg.Introspection.ClientSecret = secret
 		}
 	}
 	return oauth.NewVerifier(cfg)

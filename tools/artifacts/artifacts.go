@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -66,10 +65,9 @@ func (s *Store) Connect() error {
 	if !cfg.Configured() {
 		return errors.New("not configured: set artifacts.endpoint (or TOOLWARDEN_ARTIFACTS_ENDPOINT)")
 	}
-	access, secret := os.Getenv(cfg.AccessKeyEnv), os.Getenv(cfg.SecretKeyEnv)
-	if access == "" || secret == "" {
-		return fmt.Errorf("no credentials: set the environment variables %s and %s (named by artifacts.access_key_env and artifacts.secret_key_env)",
-			cfg.AccessKeyEnv, cfg.SecretKeyEnv)
+	access, secret, err := cfg.Credentials(context.Background())
+	if err != nil {
+		return err
 	}
 	tr, err := minio.DefaultTransport(cfg.UseTLS)
 	if err != nil {

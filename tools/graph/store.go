@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -29,7 +28,7 @@ type Store struct {
 // the schema. Its errors say why the graph toolset is unavailable; they
 // never hold a password.
 func Open(ctx context.Context, cfg configs.Graph) (*Store, error) {
-	password, err := secret("graph.password_env", cfg.PasswordEnv)
+	password, err := secret(ctx, cfg, cfg.PasswordRef())
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +57,7 @@ func (s *Store) open(ctx context.Context, cfg configs.Graph) error {
 		return fmt.Errorf("Neo4j at %s as %q: %w", cfg.URI, cfg.Username, describe(err))
 	}
 	if cfg.ReadUsername != "" {
-		password, err := secret("graph.read_password_env", cfg.ReadPasswordEnv)
+		password, err := secret(ctx, cfg, cfg.ReadPasswordRef())
 		if err != nil {
 			return err
 		}
@@ -74,13 +73,14 @@ func (s *Store) open(ctx context.Context, cfg configs.Graph) error {
 	return nil
 }
 
-// secret reads the password from the environment variable the config names.
-func secret(key, env string) (string, error) {
-	v := os.Getenv(env)
-	if v == "" {
-		return "", fmt.Errorf("%s names %s, which is not set or empty; export the password there", key, env)
+// secret reads a password from where the config says: an environment
+// variable (or the .env file), a file, or Vault.
+func secret(ctx context.Context, cfg configs.Graph, ref configs.SecretRef) (string, error) {
+	v, err := cfg.Secret(ctx, ref)
+	if err == nil && v == "" {
+		err = fmt.Errorf("%s is not set or empty; put the password there", ref)
 	}
-	return v, nil
+	return v, err
 }
 
 // Close closes the driver and its connections.

@@ -1,0 +1,267 @@
+package guard
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/toolwarden/toolwarden/guard/outfilter"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+)
+
+// Arguments are checked like outputs: before a call is admitted, the
+// output filter's scanners run over its free-text arguments (every string
+// but the path arguments, which have rules of their own). A secret in the
+// arguments of a tool that sends them out (it writes, reaches the network,
+// runs a command or calls an upstream) is refused or redacted; an
+// injection marker, an invisible or a control character in any tool's
+// arguments is refused or flagged. What is done is configured per tool
+// (arguments.tools); the audit line and the result's meta name what was
+// found, never the value.
+
+// Argument modes.
+const (
+	ArgRefuse = "refuse" // deny the call
+	ArgRedact = "redact" // secrets: the tool receives [REDACTED:rule] instead
+	ArgFlag   = "flag"   // markers: run the call, record the finding
+	ArgAllow  = "allow"  // do nothing
+)
+
+// ArgRule is what is done with secrets and with markers (injection
+// markers, invisible and control characters) found in a tool's arguments,
+// with the config keys that set them.
+type ArgRule struct {
+	Secrets, Markers         string
+	SecretsRule, MarkersRule string
+}
+
+// ArgScan configures argument scanning. Filter is the scanner (nil turns
+// argument scanning off); Secrets and Markers are the defaults
+// (arguments.secrets applies only to tools that send their arguments
+// out); Tools overrides them per tool-name glob, the most specific
+// (longest) matching glob winning.
+type ArgScan struct {
+	Filter           *outfilter.Filter
+	Secrets, Markers string
+	Tools            map[string]ArgRule
+}
+
+// DefaultArgScan is the secure default: secrets sent out refused,
+// markers flagged.
+func DefaultArgScan(f *outfilter.Filter) ArgScan {
+	return ArgScan{Filter: f, Secrets: ArgRefuse, Markers: ArgFlag}
+}
+
+// ruleFor resolves the rule of tool.
+func (a ArgScan) ruleFor(tool *ToolInfo) ArgRule {
+	r := ArgRule{Secrets: ArgAllow, SecretsRule: "arguments.secrets.read_only", Markers: a.Markers, MarkersRule: "arguments.markers"}
+	if sendsOut(tool.Capabilities) {
+		r.Secrets, r.SecretsRule = a.Secrets, "arguments.secrets"
+	}
+	if r.Markers == "" {
+		r.Markers = ArgFlag
+	}
+	globs := make([]string, 0, len(a.Tools))
+	for g := range a.Tools {
+		if nameMatch(g, tool.Name) {
+			globs = append(globs, g)
+		}
+	}
+	sort.Slice(globs, func(i, j int) bool {
+		return len(globs[i]) < len(globs[j]) || len(globs[i]) == len(globs[j]) && globs[i] < globs[j]
+	})
+	for _, g := range globs {
+		t := a.Tools[g]
+		if t.Secrets != "" {
+			r.Secrets, r.SecretsRule = t.Secrets, "arguments.tools."+g+".secrets"
+		}
+		if t.Markers != "" {
+			r.Markers, r.MarkersRule = t.Markers, "arguments.tools."+g+".markers"
+		}
+	}
+	return r
+}
+
+// sendsOut reports whether a tool with caps sends its arguments somewhere
+// a secret must not go: it writes (fs, s3, graph), reaches the network,
+// runs a process or calls an upstream server's tool.
+func sendsOut(caps []string) bool {
+	for _, c := range caps {
+		resource, rest, _ := strings.Cut(c, ":")
+		verb, _, _ := strings.Cut(rest, ":")
+		if verb == "write" || resource == "net" || resource == "proc" || resource == "mcp" {
+			return true
+		}
+	}
+	return false
+}
+
+// argScan is what scanning a call's arguments found.
+type argScan struct {
+	rule ArgRule
+	// secrets and markers list the findings, "arg: what" (never a value).
+	secrets, markers []string
+	// redacted holds the arguments with their secrets redacted, when the
+	// rule redacts and a secret was found.
+	redacted any
+	err      error
+}
+
+// findings lists everything found, for the audit line and the result's
+// meta, each with what was done about it.
+func (s *argScan) findings() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for _, f := range s.secrets {
+		out = append(out, f+" ("+s.rule.Secrets+", "+s.rule.SecretsRule+")")
+	}
+	for _, f := range s.markers {
+		out = append(out, f+" ("+s.rule.Markers+", "+s.rule.MarkersRule+")")
+	}
+	return out
+}
+
+// scanArgs scans the free-text arguments of call (nil when scanning is
+// off, the tool is unknown, or both rules allow everything).
+func (g *Guard) scanArgs(call Call) *argScan {
+	tool := g.tools[call.Tool]
+	a := g.cfg.Arguments
+	if a.Filter == nil || tool == nil || call.listing || call.Args == nil {
+		return nil
+	}
+	s := &argScan{rule: a.ruleFor(tool)}
+	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow {
+		return s
+	}
+	out, changed := s.walk(a.Filter, tool, "", call.Args, 0)
+	if changed && s.rule.Secrets == ArgRedact {
+		s.redacted = out
+	}
+	return s
+}
+
+// walk scans v, the argument at name, and returns it with its secrets
+// redacted, and whether any was.
+func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name string, v any, depth int) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		if depth == 1 && slices.Contains(tool.PathArgs, name) {
+			return x, false
+		}
+		return s.text(f, name, x)
+	case map[string]any:
+		out, changed := make(map[string]any, len(x)), false
+		for k, e := range x {
+			var c bool
+			out[k], c = s.walk(f, tool, joinArg(name, k), e, depth+1)
+			changed = changed || c
+		}
+		return out, changed
+	case []any:
+		out, changed := make([]any, len(x)), false
+		for i, e := range x {
+			var c bool
+			out[i], c = s.walk(f, tool, name+"["+strconv.Itoa(i)+"]", e, depth+1)
+			changed = changed || c
+		}
+		return out, changed
+	}
+	return v, false
+}
+
+func joinArg(parent, k string) string {
+	if parent == "" {
+		return k
+	}
+	return parent + "." + k
+}
+
+// text scans one string argument.
+func (s *argScan) text(f *outfilter.Filter, name, v string) (string, bool) {
+	out, rep, err := f.Argument(v)
+	if err != nil {
+		if s.err == nil {
+			s.err = fmt.Errorf("argument %s: %w", name, err)
+		}
+		return v, false
+	}
+	if s.rule.Secrets != ArgAllow {
+		for _, r := range sortedKeys(rep.Redactions) {
+			s.secrets = append(s.secrets, fmt.Sprintf("%s: secret %s", name, r))
+		}
+	}
+	if s.rule.Markers != ArgAllow {
+		for _, w := range rep.Warnings {
+			s.markers = append(s.markers, fmt.Sprintf("%s: marker %q", name, w))
+		}
+		if rep.Stripped > 0 {
+			s.markers = append(s.markers, fmt.Sprintf("%s: %d invisible or bidi-control characters", name, rep.Stripped))
+		}
+		if rep.Controls > 0 {
+			s.markers = append(s.markers, fmt.Sprintf("%s: %d control characters or terminal sequences", name, rep.Controls))
+		}
+	}
+	return out, out != v && len(rep.Redactions) > 0
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// decision is the arguments check's verdict on the scan.
+func (s *argScan) decision(tool string) (Decision, bool) {
+	switch {
+	case s == nil:
+		return Decision{}, false
+	case s.err != nil:
+		return deny("arguments.scan", toolerr.New(toolerr.DeniedArgument,
+			"Send less, or split the text over several calls.",
+			"the arguments could not be scanned for secrets and injection markers: %v", s.err)), true
+	case len(s.secrets) > 0 && s.rule.Secrets == ArgRefuse:
+		return deny(s.rule.SecretsRule, toolerr.New(toolerr.DeniedArgumentSecret,
+			"Do not send credentials out: write a reference to where the secret is kept (an environment variable's name), not the secret. "+
+				"If this is not a secret, ask the operator, who can set "+s.rule.SecretsRule+" otherwise.",
+			"the arguments hold what looks like a secret (%s), and %s refuses sending one out through %q",
+			strings.Join(s.secrets, "; "), s.rule.SecretsRule, tool)), true
+	case len(s.markers) > 0 && s.rule.Markers == ArgRefuse:
+		return deny(s.rule.MarkersRule, toolerr.New(toolerr.DeniedArgumentMarker,
+			"Remove the invisible or control characters and the instruction-like text from the arguments.",
+			"the arguments hold %s, which %s refuses", strings.Join(s.markers, "; "), s.rule.MarkersRule)), true
+	}
+	return Decision{}, false
+}
+
+// note is the trace detail of arguments that passed the scan.
+func (s *argScan) note() string {
+	if f := s.findings(); len(f) > 0 {
+		return "scanned: " + strings.Join(f, "; ")
+	}
+	if s != nil {
+		return fmt.Sprintf("scanned: nothing found (secrets %s by %s, markers %s by %s)",
+			s.rule.Secrets, s.rule.SecretsRule, s.rule.Markers, s.rule.MarkersRule)
+	}
+	return ""
+}
+
+// RedactedArgs returns the JSON of the arguments the tool is to receive
+// when argument scanning redacted secrets from them (nil otherwise).
+func (t *Ticket) RedactedArgs() json.RawMessage {
+	if t.call.scan == nil || t.call.scan.redacted == nil {
+		return nil
+	}
+	b, err := json.Marshal(t.call.scan.redacted)
+	if err != nil {
+		return nil
+	}
+	return b
+}
