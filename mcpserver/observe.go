@@ -28,6 +28,9 @@ type Observers struct {
 	// WaitingForApproval is told when a call starts waiting for a human;
 	// it returns what to call when the wait ends.
 	WaitingForApproval func() (done func())
+	// Egress counts each connection through the egress proxy: the host
+	// (when allowed), outcome, rule and bytes each way.
+	Egress func(host string, allowed bool, rule string, up, down int64)
 }
 
 // runner is r wrapped by the sandbox observer, if any.
