@@ -107,8 +107,10 @@ func TestEgressThroughBinary(t *testing.T) {
 	}), "localhost")
 	port := egresstest.Port(srv)
 
-	for _, backend := range []string{"runsc", "bwrap"} {
+	for _, backend := range []string{"runsc", "bwrap", "bwrap-revoked"} {
 		t.Run(backend, func(t *testing.T) {
+			revoked := backend == "bwrap-revoked"
+			backend = strings.TrimSuffix(backend, "-revoked")
 			ws, env := workspace(t)
 			cfg := filepath.Join(filepath.Dir(ws), "toolwarden.yaml")
 			require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`exec:
@@ -123,12 +125,23 @@ func TestEgressThroughBinary(t *testing.T) {
     upstream_ca_file: %s
 `, port, ca.File)), 0o600))
 			env = append(env, "TOOLWARDEN_EXEC_BACKEND="+backend, "EGRESS_TEST_TOKEN="+token)
-			c, err := client.NewStdioMCPClient(binary, env, append([]string{"serve", "--config", cfg, "--workspace", ws}, runScriptArgs...)...)
+			args := append([]string{"serve", "--config", cfg, "--workspace", ws}, runScriptArgs...)
+			if revoked {
+				args = append(args, "--revoke", "net:connect:**:*")
+			}
+			c, err := client.NewStdioMCPClient(binary, env, args...)
 			require.NoError(t, err)
 			t.Cleanup(func() { c.Close() })
 			initialize(t, c)
 
 			out := runProbe(t, c, port, token)
+			if revoked {
+				// The allow list names the host, the caller's capabilities do not.
+				require.Contains(t, out["allowed"], "403", "%v", out["allowed"])
+				require.Contains(t, auditText(t, auditPathOf(t, env)), `"outcome":"egress_denied"`)
+				require.Contains(t, auditText(t, auditPathOf(t, env)), `capabilities.deny:\"net:connect:**:*\"`)
+				return
+			}
 			require.Equal(t, "TOOLWARDEN_EGRESS_TEST", out["env_token"], "the sandbox holds the placeholder")
 			require.Equal(t, "REACHED 200 hello brokered", out["allowed"])
 			for _, k := range []string{"other_port", "other_name", "ip", "decimal", "hex", "mapped"} {
