@@ -87,7 +87,30 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 		b = strconv.AppendInt(append(b, `,"budget":`...), s.Budget, 10)
 		b = append(b, '}')
 	}
-	return append(b, '}'), at
+	return append(appendEgress(b, e), '}'), at
+}
+
+// appendEgress appends the call ID and an egress line's fields.
+func appendEgress(b []byte, e *Entry) []byte {
+	b = appendOmitempty(b, `,"call":`, e.Call)
+	b = appendOmitempty(b, `,"host":`, e.Host)
+	if e.Port != 0 {
+		b = append(b, `,"port":`...)
+		b = strconv.AppendInt(b, int64(e.Port), 10)
+	}
+	b = appendOmitempty(b, `,"addr":`, e.Addr)
+	if e.BytesUp != 0 {
+		b = append(b, `,"bytes_up":`...)
+		b = strconv.AppendInt(b, e.BytesUp, 10)
+	}
+	if e.BytesDown != 0 {
+		b = append(b, `,"bytes_down":`...)
+		b = strconv.AppendInt(b, e.BytesDown, 10)
+	}
+	if e.CredentialInjected {
+		b = append(b, `,"credential_injected":true`...)
+	}
+	return b
 }
 
 // appendStrings appends a list member (key ends with "["), omitted when

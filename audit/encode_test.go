@@ -19,9 +19,10 @@ var encodingCases = []Entry{
 		Redactions: 3, ToolsSHA256: "t", Version: "v1 (abc, 2026)", PrevFile: "audit.jsonl.1", TornBytes: 12, TornFile: "audit.jsonl.torn",
 		KeyID: "0123456789abcdef", Signature: "c2ln+/==", DefinitionSHA256: "sha256:d", PinnedSHA256: "sha256:p",
 		Cost: "0.0025 USD", RunCost: "0.01 USD", InputTokens: 1500, OutputTokens: -500,
-
 		ArgFindings:  []string{`content: secret aws-access-token (refuse, arguments.secrets)`, "m: marker \"<system>\""},
-		Capabilities: []string{"fs:write:a.md", "net:connect:x:443"}, Spent: &Spend{Calls: 1, BytesIn: 12, BytesOut: 3456, Budget: 2}},
+		Capabilities: []string{"fs:write:a.md", "net:connect:x:443"}, Spent: &Spend{Calls: 1, BytesIn: 12, BytesOut: 3456, Budget: 2},
+		Call: "c-1f-7", Host: "pypi.org", Port: 443, Addr: "151.101.0.223", BytesUp: 812, BytesDown: -1, CredentialInjected: true},
+	{Outcome: OutcomeEgressDenied, Call: "c", Host: "[::1]", Port: -3, Rule: "exec.network.allow"},
 	{Spent: &Spend{}}, {ArgFindings: []string{}, Capabilities: []string{""}},
 	{Session: `<script>&"\` + "\x00\x1f\u2028\u2029é\xff", Tool: "ünïcode 🎉", Rule: "a\tb\nc"},
 	{DurationMS: 1e-7}, {DurationMS: 1e21}, {DurationMS: 123456789.5}, {DurationMS: -0.5}, {DurationMS: 1e-6},

@@ -83,6 +83,21 @@ type Entry struct {
 	RunCost      string `json:"run_cost,omitempty"`
 	InputTokens  int64  `json:"input_tokens,omitempty"`
 	OutputTokens int64  `json:"output_tokens,omitempty"`
+	// Call links the lines of one call: on a server with an egress proxy,
+	// a call's decision and end lines and the egress lines of its
+	// sandbox's connections carry the same ID.
+	Call string `json:"call,omitempty"`
+	// Host and Port are, on an egress line, the host:port the sandbox
+	// asked the proxy for; Addr the address dialled (empty when refused
+	// before dialling); BytesUp and BytesDown what went each way; and
+	// CredentialInjected whether the proxy put a brokered credential
+	// into a request (never the value).
+	Host               string `json:"host,omitempty"`
+	Port               int    `json:"port,omitempty"`
+	Addr               string `json:"addr,omitempty"`
+	BytesUp            int64  `json:"bytes_up,omitempty"`
+	BytesDown          int64  `json:"bytes_down,omitempty"`
+	CredentialInjected bool   `json:"credential_injected,omitempty"`
 	// ArgFindings are, on the lines of a call, what scanning its free-text
 	// arguments found and what was done ("content: secret aws-access-token
 	// (refuse, arguments.secrets)"): names of rules and arguments, never
@@ -106,6 +121,14 @@ type Spend struct {
 	BytesOut int64 `json:"bytes_out"`
 	Budget   int64 `json:"budget"`
 }
+
+// The outcomes of egress lines: one connection of a sandbox through the
+// egress proxy, let through (ended normally or cut by the rule a line
+// names) or refused by the rule it names.
+const (
+	OutcomeEgressAllowed Outcome = "egress_allowed"
+	OutcomeEgressDenied  Outcome = "egress_denied"
+)
 
 // OutcomeSpend is a line recording a model request's spend.
 const OutcomeSpend Outcome = "spend"

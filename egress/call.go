@@ -113,6 +113,9 @@ func (c *Call) resolve(ctx context.Context, t target) ([]netip.Addr, error) {
 	if listed, _ := c.pol.allowsName(t.host, t.port); !listed {
 		return nil, c.pol.check(t, nil)
 	}
+	if err := c.pol.permitted(t); err != nil {
+		return nil, err // refused before the name is looked up
+	}
 	addrs, err := c.p.opts.Resolver.LookupNetIP(ctx, "ip", t.host)
 	if err != nil {
 		return nil, refusal(RuleResolve, "%s does not resolve", t.host)

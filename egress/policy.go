@@ -17,6 +17,20 @@ type Policy struct {
 	allows []configs.NetAllow
 	creds  []credential
 	roots  *x509.CertPool
+	permit Permit
+}
+
+// Permit says whether the caller of one call may connect to host:port
+// beside the allow list (its net:connect capabilities); false refuses the
+// connection by rule. host is lower-case, an IPv6 address bracketed.
+type Permit func(host string, port uint16) (rule string, ok bool)
+
+// WithPermit is p for the calls of one caller: a connection the allow
+// list lets through is refused unless permit agrees too.
+func (p *Policy) WithPermit(permit Permit) *Policy {
+	q := *p
+	q.permit = permit
+	return &q
 }
 
 // credential is a configs.Credential with its value read.
@@ -128,11 +142,14 @@ func (p *Policy) check(t target, resolved []netip.Addr) error {
 		if !p.allowsIP(t.ip, t.port) {
 			return refusal(p.rule(), "address %s is not listed exactly", t)
 		}
-		return nil
+		return p.permitted(t)
 	}
 	listed, exact := p.allowsName(t.host, t.port)
 	if !listed {
 		return refusal(p.rule(), "host not allowed: %s", t)
+	}
+	if err := p.permitted(t); err != nil {
+		return err
 	}
 	if len(resolved) == 0 {
 		return refusal(RuleResolve, "%s does not resolve", t.host)
@@ -142,6 +159,21 @@ func (p *Policy) check(t target, resolved []netip.Addr) error {
 		case r == never, r == internal && !exact:
 			return refusal(p.rule(), "%s resolves to %s, %s", t.host, a.Unmap(), what)
 		}
+	}
+	return nil
+}
+
+// permitted asks the caller's permit about an allowed target.
+func (p *Policy) permitted(t target) error {
+	if p.permit == nil {
+		return nil
+	}
+	host := t.host
+	if t.ip.Is6() {
+		host = "[" + host + "]"
+	}
+	if rule, ok := p.permit(host, t.port); !ok {
+		return refusal(rule, "this caller may not connect to %s: net:connect:%s:%d is not granted", t, host, t.port)
 	}
 	return nil
 }

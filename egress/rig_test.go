@@ -37,6 +37,7 @@ type rigOpts struct {
 	resolver egress.Resolver
 	env      map[string]string
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	permit   egress.Permit
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
@@ -50,6 +51,9 @@ func newRig(t testing.TB, o rigOpts) *rig {
 	require.NoError(t, err)
 	pol, err := egress.NewPolicy("exec.network", o.net, func(k string) string { return o.env[k] })
 	require.NoError(t, err)
+	if o.permit != nil {
+		pol = pol.WithPermit(o.permit)
+	}
 	r.proxy, r.call = p, p.Call("call-1", pol, o.limits)
 	r.sock = filepath.Join(t.TempDir(), "egress.sock")
 	l, err := net.Listen("unix", r.sock)

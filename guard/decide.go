@@ -49,6 +49,10 @@ type Call struct {
 	// Definition is, for an upstream tool, the digest of the definition
 	// the call runs under (its pin), for the audit line.
 	Definition string
+	// CallID links the call's audit lines with the egress lines of its
+	// sandbox's connections (audit.Entry.Call); empty on a server without
+	// an egress proxy.
+	CallID string
 	// prepaid is set by AdmitAnswer: the call was charged when it asked
 	// for the approval it now brings.
 	prepaid bool

@@ -255,7 +255,7 @@ func entry(call Call, digest, rule string, outcome Outcome, code string, start t
 	return audit.Entry{
 		Session: call.Session, Identity: call.Identity, Trusted: call.Trusted, Tool: call.Tool, ArgsSHA256: digest, Rule: rule,
 		Outcome: outcome, Code: code, DurationMS: float64(time.Since(start).Microseconds()) / 1000,
-		DroppedArgs: call.Dropped, Approval: call.ApprovalID, DefinitionSHA256: call.Definition,
+		DroppedArgs: call.Dropped, Approval: call.ApprovalID, DefinitionSHA256: call.Definition, Call: call.CallID,
 		ArgFindings: call.scan.findings(),
 	}
 }

@@ -41,7 +41,8 @@ func startObservers(ctx context.Context, cfg configs.Config, log *slog.Logger) (
 	}
 	m := metrics.New(nil)
 	o.metrics = m
-	o.Observers = Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval, Call: m.ObserveCall}
+	o.Observers = Observers{Guard: m, Sandbox: m.Runner, WaitingForApproval: m.WaitingForApproval, Call: m.ObserveCall,
+		Egress: m.Egress}
 	ctx, cancel := context.WithCancel(ctx)
 	go m.Serve(ctx, ln, log)
 	o.stop = func() { cancel(); flushTraces(shutdown, log) }

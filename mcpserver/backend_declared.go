@@ -41,6 +41,9 @@ func openDeclaredCLI(ctx context.Context, env backendEnv) ([]tools.Tool, io.Clos
 		return nil, nil, err
 	}
 	c := declared.CLI{Runner: runner, Workspace: env.Workspace, Limits: cfg.Limits}
+	if c.Network, err = declaredNetworks(env); err != nil {
+		return nil, nil, err
+	}
 	var closer io.Closer
 	if slices.ContainsFunc(decl, func(t configs.DeclaredTool) bool { return t.GoCache }) {
 		c.Go, closer = goToolchain(cfg, env)

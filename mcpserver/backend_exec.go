@@ -24,6 +24,9 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
 		return nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
 	}
+	if err := withExecNetwork(env, set); err != nil {
+		return nil, err
+	}
 	if !cfg.OneShot && len(cfg.LimitsSet) == 0 {
 		return openExecLater(ctx, env, set), nil
 	}

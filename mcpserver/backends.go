@@ -41,6 +41,8 @@ type backendEnv struct {
 	Observe Observers
 	// Pins compares the upstreams' listings with their pins.
 	Pins *pinGate
+	// Egress is the egress proxy; nil when no network block allows any.
+	Egress *egressHub
 }
 
 // Unavailable names a toolset that could not be opened, and why.

@@ -59,8 +59,13 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		ws.Close()
 		return nil, err
 	}
+	eg, err := newEgressHub(cfg, audit, log, obs)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
 	sets := toolsets(cfg, log)
-	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, sets, backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs, Pins: pins})
+	b.Tools, b.closers, b.Unavailable, err = openBackends(ctx, sets, backendEnv{Config: cfg, Workspace: ws, Log: log, Sandbox: &b.Sandbox, Observe: obs, Pins: pins, Egress: eg})
 	if err != nil {
 		ws.Close()
 		return nil, err
@@ -76,7 +81,9 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		return nil, err
 	}
 	g.SetObserver(obs.Guard)
+	eg.bind(g)
 	b.Server = New(g, b.Tools, version, log)
+	b.Server.egress = eg
 	b.Server.obs = obs
 	b.Server.pins = pins
 	pins.bind(g, b.Server.toolsChanged)

@@ -29,6 +29,7 @@ func (s *Server) guardMiddleware(next server.ToolHandlerFunc) server.ToolHandler
 // toolMiddleware calls without a closure more per call.
 func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next server.ToolHandlerFunc) (*mcp.CallToolResult, error) {
 	call, raw, bad := s.callOf(ctx, req)
+	call.CallID = s.egress.newCallID()
 	if bad != nil {
 		return toolerr.Result(s.guard.Refuse(call, bad)), nil
 	}
@@ -69,7 +70,7 @@ func (s *Server) guardCall(ctx context.Context, req mcp.CallToolRequest, next se
 	// The handler decodes the very bytes the guard validated, and need
 	// not encode the arguments again.
 	req.Params.RawArguments = raw
-	return s.runTraced(ctx, ticket, call, next, req), nil
+	return s.runTraced(s.egress.withCall(ctx, call), ticket, call, next, req), nil
 }
 
 // toolMiddleware is what mcp-go runs around every tool handler: the guard

@@ -33,6 +33,9 @@ type Observers struct {
 	// protocol version in effect, whether the result has isError, the
 	// JSON-RPC error if any, and the time from arrival to answer.
 	Call func(tool, protocolVersion string, isError bool, err error, d time.Duration)
+	// Egress counts each connection through the egress proxy: the host
+	// (when allowed), outcome, rule and bytes each way.
+	Egress func(host string, allowed bool, rule string, up, down int64)
 }
 
 // runner is r wrapped by the sandbox observer, if any.

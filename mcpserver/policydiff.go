@@ -39,7 +39,7 @@ type PolicyDiff struct {
 // diffNotes say what the diff cannot see from the configs alone.
 var diffNotes = []string{
 	"upstream tools are listed only once connected: each upstream is compared by its config (target, sandbox, accept_flagged, pin mode) and the policy.allow globs that can name its tools (<upstream>__*)",
-	"network hosts: toolwarden has no egress host list yet; net:connect grants are compared as capabilities, declared http tools by their tool entries",
+	"network hosts: the egress allow lists (exec.network, each cli tool's network) are compared host by host; net:connect grants as capabilities, declared http tools by their tool entries",
 	"writes to the config file and audit log are denied by the server whatever the config says; that denial is not compared",
 }
 

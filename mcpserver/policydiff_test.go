@@ -90,3 +90,15 @@ func TestPolicyDiffUpstreamByConfig(t *testing.T) {
 	require.Contains(t, items(d.Widenings), "upstream  upstreams[files]")
 	require.Contains(t, items(d.Widenings), `upstream  upstreams[files] tools allowed by policy.allow "files__*"`)
 }
+
+// TestPolicyDiffNetworkHosts: a host added to an egress allow list and a
+// new brokered credential are widenings, named by host and header only.
+func TestPolicyDiffNetworkHosts(t *testing.T) {
+	t.Setenv("PYPI_TOKEN", "secret-value-never-shown")
+	d := diffOf(t, "exec:\n  network:\n    allow: [\"pypi.org:443\"]\n",
+		"exec:\n  network:\n    allow: [\"pypi.org:443\", \"files.pythonhosted.org:443\"]\n    credentials:\n      - {host: pypi.org, header: Authorization, value_env: PYPI_TOKEN, placeholder: TOOLWARDEN_PYPI}\n")
+	require.Contains(t, items(d.Widenings), `network  exec.network.allow "files.pythonhosted.org:443"`)
+	require.Contains(t, items(d.Widenings), `network  exec.network.credentials "pypi.org Authorization"`)
+	back := diffOf(t, "exec:\n  network:\n    allow: [\"pypi.org:443\"]\n", "exec:\n  network:\n    allow: []\n")
+	require.Contains(t, items(back.Narrowings), `network  exec.network.allow "pypi.org:443"`)
+}

@@ -40,6 +40,8 @@ type Server struct {
 	offers map[string]func()
 	// pins refuses the upstream tools that drifted from their pins.
 	pins *pinGate
+	// egress is the egress proxy the sandboxes' runs use; nil: none.
+	egress *egressHub
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow

@@ -40,6 +40,7 @@ type Metrics struct {
 	sandboxDuration  *prometheus.HistogramVec
 	httpRequests     *prometheus.CounterVec
 	operation        *prometheus.HistogramVec
+	egress           *egress
 }
 
 // maxRules bounds the distinct rule label values; more count as "_other".
@@ -67,6 +68,7 @@ func New(tools []string) *Metrics {
 		Help: "Audit lines that could not be written (their call was denied or its result withheld: audit.write)."})
 	m.sandboxRuns = m.counterVec("sandbox_runs_total", "Sandboxed program runs by backend and the limit that stopped them (none, timeout, memory, output, pids, canceled, error).", "backend", "limit")
 	m.sandboxDuration = m.histogramVec("sandbox_run_seconds", "Duration of sandboxed runs, by backend.", callBuckets, "backend")
+	m.egress = m.newEgress()
 	m.httpRequests = m.counterVec("http_requests_total", "HTTP requests to the MCP listener by method and status code.", "method", "code")
 	m.operation = newOperation(m.reg)
 	m.reg.MustRegister(m.approvalsWaiting, m.auditErrors,

@@ -208,3 +208,22 @@ func TestHandlerServesOnlyMetrics(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
+
+// TestEgressCounters: a connection is counted by its host only when it
+// was allowed; every refused one is "other", so what a sandbox asks for
+// never becomes a series.
+func TestEgressCounters(t *testing.T) {
+	m := New(nil)
+	m.Egress("localhost", true, "", 120, 4000)
+	m.Egress("localhost", true, "limits.max_bytes_down", 10, 20)
+	for i := range 50 {
+		m.Egress(fmt.Sprintf("attacker-%d.test", i), false, "exec.network.allow", 0, 0)
+	}
+	fams := scrape(t, m)
+	require.Equal(t, 1.0, value(t, fams, "toolwarden_egress_connections_total", map[string]string{"host": "localhost", "outcome": "allowed", "rule": "none"}))
+	require.Equal(t, 1.0, value(t, fams, "toolwarden_egress_connections_total", map[string]string{"host": "localhost", "outcome": "allowed", "rule": "limits.max_bytes_down"}))
+	require.Equal(t, 50.0, value(t, fams, "toolwarden_egress_connections_total", map[string]string{"host": "other", "outcome": "denied", "rule": "exec.network.allow"}))
+	require.Len(t, fams["toolwarden_egress_connections_total"].Metric, 3, "refused names are no label values")
+	require.Equal(t, 130.0, value(t, fams, "toolwarden_egress_bytes_total", map[string]string{"host": "localhost", "direction": "up"}))
+	require.Equal(t, 4020.0, value(t, fams, "toolwarden_egress_bytes_total", map[string]string{"host": "localhost", "direction": "down"}))
+}

@@ -27,13 +27,17 @@ type CLI struct {
 	Limits configs.ExecLimits
 	// Go is the toolchain of tools that set go_cache.
 	Go exec.Toolchain
+	// Network gives the runs of a tool with a network block their way
+	// out (nil for a tool without one: no network). Declared tools never
+	// inherit exec.network.
+	Network func(t configs.DeclaredTool) exec.NetworkFunc
 }
 
 // Tool builds the cli tool t.
 func (c CLI) Tool(t configs.DeclaredTool) tools.Tool {
 	chk := newChecker(t, c.Workspace)
-	side := fmt.Sprintf("runs %s in the sandbox (no network, unprivileged, limited, workspace read-only at /workspace); each parameter is exactly one argument, never interpreted by a shell.",
-		strings.Join(t.Command, " "))
+	side := fmt.Sprintf("runs %s in the sandbox (%s, unprivileged, limited, workspace read-only at /workspace); each parameter is exactly one argument, never interpreted by a shell.",
+		strings.Join(t.Command, " "), netTerms(t))
 	argv := func(args map[string]any) ([]string, error) {
 		vals, err := chk.values(args)
 		if err != nil {
@@ -63,8 +67,8 @@ func (c CLI) Tool(t configs.DeclaredTool) tools.Tool {
 // the sandbox's terms.
 func (c CLI) preview(t configs.DeclaredTool, argv []string) string {
 	l := c.limits(t)
-	return fmt.Sprintf("Run declared tool %s in the sandbox (no shell; one argument per quoted word):\n%s\nNo network; workspace read-only at /workspace; timeout %s, output %d KiB per stream.",
-		t.Name, tools.ShellQuote(argv), l.Timeout, l.OutputBytes>>10)
+	return fmt.Sprintf("Run declared tool %s in the sandbox (no shell; one argument per quoted word):\n%s\n%s; workspace read-only at /workspace; timeout %s, output %d KiB per stream.",
+		t.Name, tools.ShellQuote(argv), upper(netTerms(t)), l.Timeout, l.OutputBytes>>10)
 }
 
 // Argv substitutes checked values into t's template: each placeholder's
@@ -128,7 +132,11 @@ func (c CLI) run(ctx context.Context, t configs.DeclaredTool, argv []string) (ex
 			return exec.RunOut{}, err
 		}
 	}
-	res, err := c.Runner.Run(ctx, req)
+	var network exec.NetworkFunc
+	if c.Network != nil && t.Network.Enabled() {
+		network = c.Network(t)
+	}
+	res, err := exec.RunWithNetwork(ctx, c.Runner, network, req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exec.RunOut{}, toolerr.Wrap(err, toolerr.Canceled, "", "the run was cancelled; the sandbox was killed and removed")
@@ -200,3 +208,14 @@ func (c CLI) modCache(ctx context.Context, timeout time.Duration) (string, error
 	defer cancel()
 	return c.Go.Mods.Prepare(ctx, goMod, goSum)
 }
+
+// netTerms is what the tool's sandbox reaches: nothing, or the hosts of
+// its network block through the egress proxy.
+func netTerms(t configs.DeclaredTool) string {
+	if !t.Network.Enabled() {
+		return "no network"
+	}
+	return "network only through the egress proxy, to " + strings.Join(t.Network.Allow, ", ")
+}
+
+func upper(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

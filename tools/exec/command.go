@@ -53,7 +53,7 @@ func (s *Set) runCommand() tools.Tool {
 		c := cmds[n]
 		fmt.Fprintf(&list, "- %s: %s (runs %s; up to %d extra args)\n", n, c.Description, strings.Join(c.Argv, " "), c.MaxArgs)
 	}
-	t := tools.New("run_command", fmt.Sprintf(runCommandDesc, list.String(), names[0]),
+	t := tools.New("run_command", s.withNetworkNote(fmt.Sprintf(runCommandDesc, list.String(), names[0])),
 		tools.Annotations{Title: "Run allowlisted command in sandbox", Destructive: s.anyWritable()},
 		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{command}"}, RequiresApproval: true, HighRisk: true, RunTimeout: s.runTimeout},
 		func(ctx context.Context, in RunCommandIn) (RunOut, error) {

@@ -27,6 +27,8 @@ type Set struct {
 	bound        bool
 	// warm boots and empties the sandbox's pool (KeepWarm); nil: none.
 	warm *warmth
+	// network gives a run its way out (WithNetwork); nil: none.
+	network NetworkFunc
 }
 
 // New returns the exec tools of cfg over the workspace directory ws,
@@ -197,7 +199,7 @@ type RunOut struct {
 func (s *Set) run(ctx context.Context, req sandbox.Request) (RunOut, error) {
 	s.Offered() // a client that listed its tools earlier calls without listing them
 	stop := reportProgress(ctx, req.Limits.Timeout)
-	res, err := s.runner.Run(ctx, req)
+	res, err := RunWithNetwork(ctx, s.runner, s.network, req)
 	stop()
 	if err != nil {
 		if ctx.Err() != nil {

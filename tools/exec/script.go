@@ -49,7 +49,7 @@ Side effects: none outside the sandbox unless the operator made the workspace wr
 Example: {"interpreter": "python", "script": "import sys\nprint(sum(map(int, sys.argv[1:])))", "args": ["2", "3"]}`
 
 func (s *Set) runScript() tools.Tool {
-	t := tools.New("run_script", runScriptDesc,
+	t := tools.New("run_script", s.withNetworkNote(runScriptDesc),
 		tools.Annotations{Title: "Run script in sandbox", Destructive: s.cfg.WorkspaceWritable},
 		tools.Meta{Toolset: "exec", Capabilities: []string{"proc:exec:{interpreter}"}, RequiresApproval: true, HighRisk: true, RunTimeout: s.runTimeout},
 		func(ctx context.Context, in RunScriptIn) (RunOut, error) {
