@@ -77,6 +77,7 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 		b = append(b, `,"output_tokens":`...)
 		b = strconv.AppendInt(b, e.OutputTokens, 10)
 	}
+	b = appendEgress(b, e)
 	b = appendStrings(b, `,"arg_findings":[`, e.ArgFindings)
 	b = appendStrings(b, `,"capabilities":[`, e.Capabilities)
 	if s := e.Spent; s != nil {
@@ -87,7 +88,7 @@ func appendEntryAt(b []byte, e *Entry) ([]byte, int) {
 		b = strconv.AppendInt(append(b, `,"budget":`...), s.Budget, 10)
 		b = append(b, '}')
 	}
-	return append(appendEgress(b, e), '}'), at
+	return append(b, '}'), at
 }
 
 // appendEgress appends the call ID and an egress line's fields.

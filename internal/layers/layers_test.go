@@ -37,7 +37,7 @@ var mayImport = map[string][]string{
 	// JSON-RPC check is theirs.
 	"mcpserver": with(leaves, "guard", "guard/outfilter", "tools", "tools/*", "configs", "sandbox",
 		"internal/oauth", "approvals", "approvals/*", "internal/tracing", "internal/clusterstate", "tools/upstream/pin",
-		"audit", "audit/ship", "internal/metrics", "internal/version",
+		"audit", "audit/ship", "internal/metrics", "internal/version", "egress",
 		"mcpserver/internal/wire", "mcpserver/stdio", "mcpserver/httpserve"),
 	// Writes tool results' JSON-RPC answers in one pass (both transports).
 	"mcpserver/internal/wire": {"internal/structured"},
