@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/mcpserver"
+	"go.yaml.in/yaml/v3"
 )
 
 // benchDir holds the vendored agent-egress-bench corpus (see its NOTICE).
@@ -29,6 +31,7 @@ type benchCase struct {
 	Expected  string   `json:"expected_verdict"`
 	Requires  []string `json:"requires"`
 	Payload   struct {
+		egressCase
 		Messages []struct {
 			Method string `json:"method"`
 			Params struct {
@@ -98,8 +101,8 @@ func throughUpstream(c benchCase) bool {
 // own upstream g<N> (a gauntletupstream process playing it).
 type gauntletRig struct {
 	c     *client.Client
-	names map[string]bool // the tools the client is offered
-	check string          // config check's output, which says why a tool is withheld
+	names map[string]bool   // the tools the client is offered
+	why   map[string]string // config check's reason per withheld tool ("upstream:g001 tool x")
 }
 
 // upstreamName is the upstream that plays case i.
@@ -134,9 +137,17 @@ func startGauntlet(t *testing.T, cases []benchCase) *gauntletRig {
 
 	cmd := exec.Command(binary, "config", "check", "--config", file, "--workspace", ws)
 	cmd.Env = env
-	check, _ := cmd.CombinedOutput()
+	check, err := cmd.Output()
+	require.NoError(t, err)
+	var report struct {
+		Unavailable []mcpserver.Unavailable `yaml:"unavailable_toolsets"`
+	}
+	require.NoError(t, yaml.Unmarshal(check, &report), "%s", check)
 	c, listed := serveUpstream(t, ws, env, file)
-	r := &gauntletRig{c: c, names: map[string]bool{}, check: string(check)}
+	r := &gauntletRig{c: c, names: map[string]bool{}, why: map[string]string{}}
+	for _, u := range report.Unavailable {
+		r.why[u.Toolset] = u.Reason
+	}
 	for _, n := range listed {
 		r.names[n] = true
 	}
@@ -189,12 +200,9 @@ func (r *gauntletRig) listing(i int, c benchCase) (string, map[string]any) {
 		if r.names[upstreamName(i)+"__"+tool.Name] {
 			continue
 		}
-		reason := "not offered"
-		for _, line := range strings.Split(r.check, "\n") {
-			if _, after, ok := strings.Cut(line, "upstream:"+upstreamName(i)+" tool "+tool.Name+": "); ok {
-				reason = after
-				break
-			}
+		reason, ok := r.why["upstream:"+upstreamName(i)+" tool "+tool.Name]
+		if !ok {
+			reason = "not offered"
 		}
 		withheld = append(withheld, tool.Name+": "+reason)
 	}
@@ -263,7 +271,11 @@ func TestGauntlet(t *testing.T) {
 	for _, c := range cases {
 		r := benchResult{CaseID: c.ID, Tool: "toolwarden", ToolVersion: version, Expected: c.Expected,
 			Actual: "not_applicable", Score: "not_applicable", Evidence: map[string]any{}, Notes: egressPending, category: c.Category}
-		if throughUpstream(c) {
+		if !throughUpstream(c) {
+			req, err := egressRequest(c.Payload.egressCase)
+			require.NoError(t, err, c.ID)
+			r.Evidence["target"] = req.Method + " " + req.URL.Scheme + "://" + req.URL.Host
+		} else {
 			r.Actual, r.Evidence = rig.play(t, index[c.ID], c)
 			r.Score, r.Notes = "fail", ""
 			if r.Actual == r.Expected {
