@@ -20,7 +20,9 @@ import (
 // characters are stripped; operators add more in output_filter.injection_markers.
 var DefaultMarkers = []string{
 	"ignore previous instructions", "ignore all previous instructions", "ignore the above instructions",
-	"ignore prior instructions", "disregard previous instructions", "disregard all previous",
+	"ignore prior instructions", "ignore all prior instructions", "disregard previous instructions",
+	"disregard all previous", "disregard prior instructions", "disregard all prior instructions",
+	"disregard the above instructions",
 	"forget your instructions", "forget your rules", "forget all previous",
 	"you are now", "new instructions:", "system prompt", "do not tell the user",
 	"<important>", "</important>", "<system>", "</system>", "<instructions>",
