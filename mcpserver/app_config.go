@@ -61,7 +61,7 @@ type Effective struct {
 // advertised and hidden, approval, sandbox, audit, limits and OAuth in
 // words, and the digest of the tool surface.
 func CheckConfig(ctx context.Context, l *configs.Loaded, w io.Writer) error {
-	b, err := Build(ctx, oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
+	b, err := Build(withProbe(ctx, probeCached), oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	if len(cfg.Interpreters) == 0 && len(cfg.Commands) == 0 {
 		return nil, errors.New("not configured: exec.interpreters and exec.commands are both empty")
 	}
-	if !cfg.OneShot && len(cfg.LimitsSet) == 0 {
+	if (!cfg.OneShot || probeOf(ctx) == probeLater) && len(cfg.LimitsSet) == 0 {
 		return openExecLater(ctx, env, set), nil
 	}
 	runner, err := detectSandbox(ctx, env)
@@ -33,7 +33,9 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	}
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, cache := findGo(cfg)
-	prepareGo(cache, env)
+	if probeOf(ctx) == probeNow {
+		prepareGo(cache, env) // the others run nothing
+	}
 	set.Bind(runner, tc)
 	var warm int
 	if !cfg.OneShot {
