@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -199,7 +201,7 @@ func (rec probeRecord) outcome(opt DetectOptions) (Runner, error) {
 			return nil, errStale
 		}
 		rs.Scope = sc
-		return rs, nil
+		return &fromCache{Runner: rs}, nil
 	default: // bwrap
 		if rec.Platform != "" || rec.Overlay2 {
 			return nil, errStale
@@ -217,7 +219,7 @@ func (rec probeRecord) outcome(opt DetectOptions) (Runner, error) {
 			return nil, errStale
 		}
 		b.Scope = sc
-		return b, nil
+		return &fromCache{Runner: b}, nil
 	}
 }
 
@@ -281,4 +283,35 @@ func writeProbeRecord(dir, path string, rec probeRecord) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// fromCache is a runner built from a probe record. Its Close closes the
+// backend only if it was used: closing runsc cleans the state directory's
+// network namespace, which lists containers (a runsc process, ~25 ms), and
+// a command that ran nothing has nothing to clean.
+type fromCache struct {
+	Runner
+	ran atomic.Bool
+}
+
+// Run implements Runner.
+func (c *fromCache) Run(ctx context.Context, req Request) (Result, error) {
+	c.ran.Store(true)
+	return c.Runner.Run(ctx, req)
+}
+
+// Unwrap is the backend, for WarmerOf.
+func (c *fromCache) Unwrap() Runner { return c.Runner }
+
+// Enforcement implements Enforcer.
+func (c *fromCache) Enforcement() Enforcement { return EnforcementOf(c.Runner) }
+
+// Close closes the backend if it ran anything or kept a pool.
+func (c *fromCache) Close() error {
+	w, warmer := WarmerOf(c.Runner)
+	used := c.ran.Load() || warmer && w.WarmStats() != WarmStats{}
+	if cl, ok := c.Runner.(io.Closer); ok && used {
+		return cl.Close()
+	}
+	return nil
 }

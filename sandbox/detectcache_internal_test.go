@@ -160,6 +160,9 @@ func TestDetectCachedRealBackend(t *testing.T) {
 			res, err := r.Run(context.Background(), Request{Argv: []string{"/usr/bin/true"}, Limits: Limits{Timeout: time.Minute}})
 			require.NoError(t, err)
 			require.Zero(t, res.ExitCode, "%s", res.Stderr)
+			_, warmer := WarmerOf(r)
+			_, probedWarmer := WarmerOf(probed)
+			require.Equal(t, probedWarmer, warmer)
 		})
 	}
 }
