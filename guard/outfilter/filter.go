@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
 // DefaultMarkers are phrases that, in tool output, look like instructions
@@ -54,7 +52,7 @@ type Filter struct {
 	err  error
 
 	rules   []secretRule
-	global  []*config.Allowlist
+	global  []allowlist
 	keys    *keywordDFA
 	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
