@@ -40,7 +40,7 @@ func Serve(ctx context.Context, l *configs.Loaded) error {
 	}
 	defer closeAll()
 	obs.knowTools(b.Tools)
-	// Set once the rules are built, so that their start-up garbage goes at
+	// Set once the server is built, so that its start-up garbage goes at
 	// the default target.
 	logStart(log, l, auditLog.Path(), tuneGC())
 	startIdleRelease(ctx)

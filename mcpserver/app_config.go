@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ type Effective struct {
 // advertised and hidden, approval, sandbox, audit, limits and OAuth in
 // words, and the digest of the tool surface.
 func CheckConfig(ctx context.Context, l *configs.Loaded, w io.Writer) error {
-	b, err := Build(ctx, oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
+	b, err := Build(withProbe(ctx, probeCached), oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
 	if err != nil {
 		return err
 	}
@@ -93,9 +94,14 @@ func CheckConfig(ctx context.Context, l *configs.Loaded, w io.Writer) error {
 			out.Hidden = append(out.Hidden, t.Tool.Name)
 		}
 	}
-	enc := yaml.NewEncoder(w)
+	// The encoder writes each scalar on its own: one write to w, not ~100.
+	bw := bufio.NewWriter(w)
+	enc := yaml.NewEncoder(bw)
 	enc.SetIndent(2)
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // OAuthSummary is what config check says of http.oauth.

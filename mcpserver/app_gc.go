@@ -8,13 +8,14 @@ import (
 )
 
 // ServerGCPercent is the garbage collector's target for a serving process
-// whose operator did not set GOGC. The output filter's compiled secret
-// rules keep ~16 MiB live, so at Go's default of 100 the collector marks
-// them again every ~16 MiB allocated: every ~300 calls of a 4 KiB read,
-// ~20 µs of CPU per call and the slowest calls' latency. A bare server
-// with <1 MiB live runs at Go's 4 MiB minimum heap, an effective ~400.
-// 400 gives toolwarden the same: a cycle per ~64 MiB allocated, for
-// ~35 MiB more resident memory (docs/benchmarks.md, "Garbage collection").
+// whose operator did not set GOGC. Once the first call has built the
+// output filter, its compiled secret rules keep ~6 MB live, so at Go's
+// default of 100 the collector marks them again every ~6 MB allocated:
+// every ~140 calls of a 4 KiB read, CPU per call and the slowest calls'
+// latency. A bare server with <1 MiB live runs at Go's 4 MiB minimum
+// heap, an effective ~400. 400 gives toolwarden the same; what it costs
+// in resident memory at idle, the idle release (app_idle.go) returns
+// (docs/benchmarks.md, "Garbage collection").
 const ServerGCPercent = 400
 
 // tuneGC sets ServerGCPercent unless GOGC is set, and returns the target

@@ -40,7 +40,7 @@ func (v Verdict) NeedsApproval() bool { return v.Outcome == guard.NeedsApproval 
 // an audit line, and writes the decision to w: the outcome and every rule
 // applied in order, or with req.JSON the Explanation.
 func ExplainPolicy(ctx context.Context, l *configs.Loaded, req ExplainRequest, w io.Writer) (Verdict, error) {
-	b, err := Build(ctx, oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
+	b, err := Build(withProbe(ctx, probeLater), oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger("error"))
 	if err != nil {
 		return Verdict{}, err
 	}

@@ -13,7 +13,7 @@ import (
 // sees under l's config, and the digest of that surface to errOut (so
 // that w holds only the list).
 func PrintTools(ctx context.Context, l *configs.Loaded, w, errOut io.Writer) error {
-	b, err := Build(ctx, oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger(l.Config.Log.Level))
+	b, err := Build(withProbe(ctx, probeCached), oneShot(l.Config), audit.Discard{}, buildInfo.Version, NewLogger(l.Config.Log.Level))
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	if err := withExecNetwork(env, set); err != nil {
 		return nil, err
 	}
-	if !cfg.OneShot && len(cfg.LimitsSet) == 0 {
+	if (!cfg.OneShot || probeOf(ctx) == probeLater) && len(cfg.LimitsSet) == 0 {
 		return openExecLater(ctx, env, set), nil
 	}
 	runner, err := detectSandbox(ctx, env)
@@ -36,7 +36,9 @@ func openExec(ctx context.Context, env backendEnv, set *exec.Set) (io.Closer, er
 	}
 	env.Log.Info("sandbox ready", "backend", runner.Name(), "workspace_writable", cfg.WorkspaceWritable)
 	tc, cache := findGo(cfg)
-	prepareGo(cache, env)
+	if probeOf(ctx) == probeNow {
+		prepareGo(cache, env) // the others run nothing
+	}
 	set.Bind(runner, tc)
 	var warm int
 	if !cfg.OneShot {

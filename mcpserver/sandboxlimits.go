@@ -33,9 +33,16 @@ func (e *startupError) Error() string { return e.msg }
 // lists it; an accepted one is logged.
 func detectSandbox(ctx context.Context, env backendEnv) (sandbox.Runner, error) {
 	cfg := env.Config.Exec
-	runner, err := sandbox.Detect(ctx, sandbox.DetectOptions{
-		Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg),
-	})
+	opt := sandbox.DetectOptions{Backend: cfg.Backend, RunscPath: cfg.RunscPath, BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg)}
+	var runner sandbox.Runner
+	var err error
+	if dir := probeCacheDir(); probeOf(ctx) != probeNow && dir != "" {
+		var cached bool
+		runner, cached, err = sandbox.DetectCached(ctx, opt, dir)
+		env.Log.Debug("sandbox backend", "from_probe_cache", cached, "cache", dir)
+	} else {
+		runner, err = sandbox.Detect(ctx, opt)
+	}
 	if err != nil {
 		return nil, err
 	}

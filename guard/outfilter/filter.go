@@ -11,8 +11,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
 // DefaultMarkers are phrases that, in tool output, look like instructions
@@ -50,13 +48,13 @@ func DefaultOptions() Options { return Options{Redact: true, StripInvisible: tru
 // Filter is safe for concurrent use.
 type Filter struct {
 	opts Options
-	// ready is closed once build has run; err is its error. Every entry
-	// point (Result, JSON, Text) waits for it.
-	ready chan struct{}
-	err   error
+	// once runs build at the filter's first use; err is its error. Every
+	// entry point (Result, JSON, Text) goes through wait.
+	once sync.Once
+	err  error
 
 	rules   []secretRule
-	global  []*config.Allowlist
+	global  []allowlist
 	keys    *keywordDFA
 	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
@@ -67,27 +65,25 @@ type Filter struct {
 	spans    sync.Pool
 }
 
-// New returns a filter whose rules are compiled in the background:
-// compiling gitleaks' rule set takes tens of milliseconds, which a server
-// would otherwise spend before its first tools/list answer. The first use
-// of the filter waits for it; a rule set that fails to compile fails every
-// use (ErrRules), so nothing passes unfiltered.
+// New returns a filter whose rules are compiled at its first use:
+// compiling gitleaks' rule set takes tens of milliseconds of CPU and keeps
+// ~17 MB live, which a server that is started and listed but never called
+// (an IDE window left open), or a command that calls nothing (tools,
+// config check, policy explain), need not pay. Uses that come while it
+// compiles wait for it; a rule set that fails to compile fails every use
+// (ErrRules), so nothing passes unfiltered.
 func New(o Options) (*Filter, error) {
-	f := &Filter{opts: o, ready: make(chan struct{})}
-	go func() {
-		defer close(f.ready)
-		f.err = f.build()
-	}()
-	return f, nil
+	return &Filter{opts: o}, nil
 }
 
 // ErrRules is the error of every use of a filter whose rules failed to
 // compile.
 var ErrRules = errors.New("the output filter's secret rules could not be compiled")
 
-// wait blocks until the filter is built and returns its error.
+// wait builds the filter at its first use, or waits for the build under
+// way, and returns its error.
 func (f *Filter) wait() error {
-	<-f.ready
+	f.once.Do(func() { f.err = f.build() })
 	if f.err != nil {
 		return fmt.Errorf("%w: %v", ErrRules, f.err)
 	}

@@ -268,8 +268,8 @@ func TestNewDoesNotWaitForTheRules(t *testing.T) {
 // TestUnbuiltFilterFailsClosed: when the rules cannot be compiled, every
 // entry point refuses or withholds; nothing passes unfiltered.
 func TestUnbuiltFilterFailsClosed(t *testing.T) {
-	f := &Filter{ready: make(chan struct{}), err: errors.New("broken rules")}
-	close(f.ready)
+	f := &Filter{}
+	f.once.Do(func() { f.err = errors.New("broken rules") })
 	_, _, err := f.Result(mcp.NewToolResultText("AKIAIOSFODNN7EXAMPLE"))
 	require.ErrorIs(t, err, ErrRules)
 	_, err = f.JSON([]byte(`{"k":"AKIAIOSFODNN7EXAMPLE"}`), &Report{})

@@ -19,7 +19,7 @@ type secretRule struct {
 	re      *regexp.Regexp
 	group   int // capture group holding the secret; 0: first non-empty group, else the match
 	entropy float64
-	allow   []*config.Allowlist
+	allow   []allowlist
 	// keywords are lower-case; a rule without one is never run (gitleaks'
 	// default set has none that are not path rules).
 	keywords []string
@@ -88,32 +88,62 @@ var loadRules = sync.OnceValues(func() (ruleSet, error) {
 // samples to spare a human false alarms; in tool output a false alarm
 // costs one redacted sample, a miss a leaked credential, and "example"
 // inside a password (`DB_PASSWORD=Example-Prod-7xQ2…`) is no proof it is
-// one. The lists are rebuilt, as gitleaks compiles them on validation.
-func withoutExamples(lists []*config.Allowlist) []*config.Allowlist {
-	out := make([]*config.Allowlist, 0, len(lists))
+// one. A list left with nothing to check is dropped: it allowed only
+// examples.
+func withoutExamples(lists []*config.Allowlist) []allowlist {
+	out := make([]allowlist, 0, len(lists))
 	for _, a := range lists {
-		b := *a
-		b.Regexes = slices.DeleteFunc(slices.Clone(a.Regexes), func(re *regexp.Regexp) bool {
+		regexes := slices.DeleteFunc(slices.Clone(a.Regexes), func(re *regexp.Regexp) bool {
 			return strings.Contains(re.String(), "EXAMPLE")
 		})
-		b.StopWords = slices.DeleteFunc(slices.Clone(a.StopWords), func(w string) bool { return w == "example" })
-		if len(b.Regexes) == len(a.Regexes) && len(b.StopWords) == len(a.StopWords) {
-			out = append(out, a)
+		var words []string
+		for _, w := range a.StopWords {
+			if w = strings.ToLower(w); w != "example" && w != "" && !slices.Contains(words, w) {
+				words = append(words, w)
+			}
+		}
+		if len(a.Commits) == 0 && len(a.Paths) == 0 && len(regexes) == 0 && len(words) == 0 {
 			continue
 		}
 		c := &config.Allowlist{Description: a.Description, MatchCondition: a.MatchCondition, Commits: a.Commits,
-			Paths: a.Paths, RegexTarget: a.RegexTarget, Regexes: b.Regexes, StopWords: b.StopWords}
-		if c.Validate() == nil { // an empty list is refused: it allowed only examples
-			out = append(out, c)
+			Paths: a.Paths, RegexTarget: a.RegexTarget, Regexes: regexes}
+		l := allowlist{Allowlist: c, stopWords: words}
+		if len(words) > 0 {
+			l.stop = newKeywordDFA(words)
 		}
+		out = append(out, l)
 	}
 	return out
+}
+
+// allowlist is a gitleaks allowlist whose stop words a keywordDFA finds
+// instead of gitleaks' trie, which Allowlist.Validate builds: the generic
+// rule's 1,446 stop words make that trie (a 256-entry row per node) ~8.6
+// MB, half the filter's memory, where the DFA over byte classes needs a
+// fraction. The embedded list is not validated: its regexes are tried one
+// by one (RegexAllowed), and it holds no stop words.
+type allowlist struct {
+	*config.Allowlist
+	// stop finds the lower-case stop words; nil without any.
+	stop      *keywordDFA
+	stopWords []string
+}
+
+// containsStopWord reports whether s, lower-cased, contains a stop word,
+// as gitleaks' Allowlist.ContainsStopWord does.
+func (a allowlist) containsStopWord(s string) bool {
+	if a.stop == nil || s == "" {
+		return false
+	}
+	found := false
+	a.stop.walk(strings.ToLower(s), func(int, int32) { found = true })
+	return found
 }
 
 // ruleSet is the compiled rules and gitleaks' global allowlists.
 type ruleSet struct {
 	rules  []secretRule
-	global []*config.Allowlist
+	global []allowlist
 }
 
 // secret returns the secret's span within a match (FindSubmatchIndex
@@ -136,7 +166,7 @@ func (r *secretRule) secret(m []int) (int, int) {
 // allowed applies gitleaks' allowlists (the global ones and the rule's) to
 // a finding, as gitleaks does: the regexes look at the secret, the match or
 // the line, and stop words at the secret.
-func allowed(lists []*config.Allowlist, secret, match, line string) bool {
+func allowed(lists []allowlist, secret, match, line string) bool {
 	for _, a := range lists {
 		target := secret
 		switch a.RegexTarget {
@@ -146,11 +176,11 @@ func allowed(lists []*config.Allowlist, secret, match, line string) bool {
 			target = line
 		}
 		re := a.RegexAllowed(target)
-		stop, _ := a.ContainsStopWord(secret)
+		stop := a.containsStopWord(secret)
 		if a.MatchCondition == config.AllowlistMatchAnd {
 			// Path and commit conditions never hold for tool output.
 			if len(a.Paths) == 0 && len(a.Commits) == 0 &&
-				(len(a.Regexes) == 0 || re) && (len(a.StopWords) == 0 || stop) {
+				(len(a.Regexes) == 0 || re) && (a.stop == nil || stop) {
 				return true
 			}
 			continue

@@ -12,6 +12,9 @@
 # Environment:
 #   ROUNDS          alternating rounds (default 9)
 #   REFERENCE       0 = leave out the reference filesystem server (needs npm)
+#   CALL            1 = after tools/list, time the first tools/call (read_file
+#                   of hello.txt: toolwarden's output filter is built by it);
+#                   leaves out the reference server, which reads no relative path
 #   TOOLWARDEN_BIN  use this prebuilt toolwarden binary
 #   BEFORE_BIN      also start this toolwarden binary (an earlier build), as
 #                   "before" and "before+exec", in the same rounds
@@ -19,6 +22,12 @@ set -euo pipefail
 
 ROUNDS="${ROUNDS:-9}"
 REFERENCE="${REFERENCE:-1}"
+CALL="${CALL:-0}"
+call=()
+if [[ "$CALL" == 1 ]]; then
+  REFERENCE=0
+  call=(--call '{"name":"read_file","arguments":{"path":"hello.txt"}}')
+fi
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twstart.XXXXXX")"
@@ -60,4 +69,4 @@ if [[ "$REFERENCE" == 1 ]]; then
   targets+=(--target "reference=node $ref $ws")
 fi
 log "startload: $ROUNDS rounds, spawn to the tools/list answer"
-"$bin/startload" "${targets[@]}" --rounds "$ROUNDS"
+"$bin/startload" "${targets[@]}" "${call[@]}" --rounds "$ROUNDS"

@@ -44,21 +44,22 @@ func main() {
 	warmup := flag.Int("warmup", 1, "unmeasured starts of each server first (page cache, runtime state)")
 	timeout := flag.Duration("timeout", 30*time.Second, "the most one start, or one exit, may take")
 	quiet := flag.Bool("quiet", false, "print only the summary")
+	call := flag.String("call", "", `tools/call params (JSON) to send after tools/list, timing the first call: {"name":"read_file","arguments":{"path":"hello.txt"}}`)
 	flag.Parse()
 	if len(ts) == 0 || *rounds < 1 {
 		fmt.Fprintln(os.Stderr, "startload: at least one --target and --rounds >= 1")
 		os.Exit(2)
 	}
-	if err := run(ts, *rounds, *warmup, *timeout, *quiet); err != nil {
+	if err := run(ts, *call, *rounds, *warmup, *timeout, *quiet); err != nil {
 		fmt.Fprintln(os.Stderr, "startload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ts targets, rounds, warmup int, timeout time.Duration, quiet bool) error {
+func run(ts targets, call string, rounds, warmup int, timeout time.Duration, quiet bool) error {
 	for range warmup {
 		for _, t := range ts {
-			if _, err := startOnce(t.command, timeout); err != nil {
+			if _, err := startOnce(t.command, call, timeout); err != nil {
 				return fmt.Errorf("%s (warm-up): %w", t.name, err)
 			}
 		}
@@ -67,18 +68,18 @@ func run(ts targets, rounds, warmup int, timeout time.Duration, quiet bool) erro
 	for r := range rounds {
 		for k := range ts {
 			i := (r + k) % len(ts)
-			s, err := startOnce(ts[i].command, timeout)
+			s, err := startOnce(ts[i].command, call, timeout)
 			if err != nil {
 				return fmt.Errorf("%s, round %d: %w", ts[i].name, r+1, err)
 			}
 			got[i] = append(got[i], s)
 			if !quiet {
-				fmt.Printf("round %d  %-16s tools/list %7.1f ms  (%d tools)  exit %7.1f ms  cpu %6.1f ms\n",
-					r+1, ts[i].name, ms(s.list), s.tools, ms(s.exit), ms(s.cpu))
+				fmt.Printf("round %d  %-16s tools/list %7.1f ms  (%d tools)  first call %6.1f ms  exit %7.1f ms  cpu %6.1f ms\n",
+					r+1, ts[i].name, ms(s.list), s.tools, ms(s.call), ms(s.exit), ms(s.cpu))
 			}
 		}
 	}
-	report(os.Stdout, ts, got)
+	report(os.Stdout, ts, got, call != "")
 	return nil
 }
 

@@ -18,14 +18,16 @@ import (
 type start struct {
 	// list is spawn to the tools/list answer; exit is spawn to the
 	// process's exit once its input is closed; cpu is its user and system
-	// time over its whole life (children it waited for included).
-	list, exit, cpu time.Duration
-	tools           int
+	// time over its whole life (children it waited for included); call is
+	// the first tools/call's answer, from its write (--call).
+	list, exit, cpu, call time.Duration
+	tools                 int
 }
 
-// startOnce spawns command, lists its tools as a client would, then closes
-// its input and waits for it to exit (killing it past timeout).
-func startOnce(command string, timeout time.Duration) (start, error) {
+// startOnce spawns command, lists its tools as a client would, makes the
+// call of params if any, then closes its input and waits for it to exit
+// (killing it past timeout).
+func startOnce(command, params string, timeout time.Duration) (start, error) {
 	argv := strings.Fields(command)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -46,8 +48,12 @@ func startOnce(command string, timeout time.Duration) (start, error) {
 	kill := time.AfterFunc(timeout, func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	defer kill.Stop()
 	var s start
-	s.tools, err = listTools(stdin, bufio.NewReaderSize(stdout, 1<<20))
+	out := bufio.NewReaderSize(stdout, 1<<20)
+	s.tools, err = listTools(stdin, out)
 	s.list = time.Since(t0)
+	if err == nil && params != "" {
+		s.call, err = firstCall(stdin, out, params)
+	}
 	_ = stdin.Close()
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	werr := cmd.Wait()
@@ -74,4 +80,17 @@ func listTools(w io.Writer, r *bufio.Reader) (int, error) {
 		return 0, fmt.Errorf("tools/list: %w", err)
 	}
 	return len(list.Tools), nil
+}
+
+// firstCall makes one tools/call of params and times it from its write to
+// its answer (an error result counts: it was answered).
+func firstCall(w io.Writer, r *bufio.Reader, params string) (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := io.WriteString(w, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":`+params+"}\n"); err != nil {
+		return 0, err
+	}
+	if _, err := stdiorpc.Answer(r, "3"); err != nil {
+		return 0, fmt.Errorf("tools/call: %w", err)
+	}
+	return time.Since(t0), nil
 }
