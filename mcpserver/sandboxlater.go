@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"errors"
 	"context"
 	"io"
 	"sync"
@@ -121,9 +122,13 @@ func (l *laterRunner) Run(ctx context.Context, req sandbox.Request) (sandbox.Res
 		return sandbox.Result{}, ctx.Err()
 	}
 	if l.err != nil {
+		format := "no working sandbox backend: %v"
+		if errors.Is(l.err, sandbox.ErrNoBackend) {
+			format = "%v" // it says so itself
+		}
 		return sandbox.Result{}, toolerr.Wrap(l.err, toolerr.BackendUnavailable,
 			"No sandbox works on the server's machine; tell its operator (`toolwarden config check` says why).",
-			"no working sandbox backend: %v", l.err).WithRule("exec.backend")
+			format, l.err).WithRule("exec.backend")
 	}
 	return l.r.Run(ctx, req)
 }
