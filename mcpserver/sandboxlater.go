@@ -1,8 +1,8 @@
 package mcpserver
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"io"
 	"sync"
 
