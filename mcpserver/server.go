@@ -39,6 +39,8 @@ type Server struct {
 	offers map[string]func()
 	// pins refuses the upstream tools that drifted from their pins.
 	pins *pinGate
+	// tasks serves the calls run as MCP tasks (tasks.go).
+	tasks *tasks
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
@@ -62,6 +64,8 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.toolMiddleware),
 		server.WithInstructions(instructions),
+		// Task requests are answered by s.tasks (tasks.go), before mcp-go.
+		server.WithTaskCapabilities(true, true, true),
 	}
 	if testProfile.options != nil {
 		opts = append(opts, testProfile.options()...)
@@ -74,6 +78,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		testProfile.register(s.mcp)
 	}
 	s.approval = newApprover(s.mcp, toolset)
+	s.tasks = newTasks(s)
 	return s
 }
 
