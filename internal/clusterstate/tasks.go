@@ -91,4 +91,3 @@ func (t *Tasks) List(identity string) ([][]byte, error) {
 	}
 	return out, nil
 }
-
