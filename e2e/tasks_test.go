@@ -226,3 +226,49 @@ func TestTaskCancelKillsSandbox(t *testing.T) {
 	require.Contains(t, audit, `"rule":"tasks.cancel"`)
 	require.Equal(t, 1, strings.Count(audit, `"rule":"tasks.cancel"`))
 }
+
+// TestTasksAcrossReplicas: with cluster.redis_url, a task created on
+// replica a (a write_file waiting for the human on the terminal channel)
+// is seen working on b, approved with b's `toolwarden approvals`, and its
+// result fetched on c; a second task started on a is cancelled from b,
+// which stops it on a (its approval no longer waits anywhere).
+func TestTasksAcrossReplicas(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, "toolwarden"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "toolwarden", "config.yaml"), []byte("approval:\n  channel: [terminal]\n"), 0o644))
+	f := startFleet(t, true, "XDG_CONFIG_HOME="+home)
+	on := func(name string) *client.Client {
+		return taskClient(t, "http://"+f.replicas[name].addr, replicaToken)
+	}
+	a, b, c := on("a"), on("b"), on("c")
+	task, rpcErr := startTask(t, a, "write_file", map[string]any{"path": "notes/task-a.md", "content": "created on a", "create_dirs": true})
+	require.Nil(t, rpcErr)
+	id := waitingID(t, f.cliEnv("b"))
+	seen, err := getTask(ctxT(t), b, task.TaskId)
+	require.NoError(t, err)
+	require.Equal(t, mcp.TaskStatusWorking, seen.Status, "b sees the task a runs")
+	out, err := approvalsCLI(t, f.cliEnv("b"), "approve", id)
+	require.NoError(t, err, out)
+	require.Equal(t, mcp.TaskStatusCompleted, waitTask(t, c, task.TaskId).Status)
+	res := taskResult(t, c, task.TaskId)
+	require.False(t, res.IsError, "%+v", res.Content)
+	require.FileExists(t, filepath.Join(f.ws, "notes/task-a.md"))
+
+	second, rpcErr := startTask(t, a, "write_file", map[string]any{"path": "notes/task-cancelled.md", "content": "never", "create_dirs": true})
+	require.Nil(t, rpcErr)
+	waitingID(t, f.cliEnv("c"))
+	cancelled, err := b.CancelTask(ctxT(t), mcp.CancelTaskRequest{Params: mcp.CancelTaskParams{TaskId: second.TaskId}})
+	require.NoError(t, err)
+	require.Equal(t, mcp.TaskStatusCancelled, cancelled.Status)
+	require.Eventually(t, func() bool {
+		out, err := approvalsCLI(t, f.cliEnv("a"), "list", "--json")
+		return err == nil && strings.TrimSpace(out) == "[]"
+	}, 30*time.Second, 100*time.Millisecond, "the call stopped on a: nothing waits")
+	got, err := getTask(ctxT(t), a, second.TaskId)
+	require.NoError(t, err)
+	require.Equal(t, mcp.TaskStatusCancelled, got.Status)
+	require.NoFileExists(t, filepath.Join(f.ws, "notes/task-cancelled.md"))
+	list, err := c.ListTasks(ctxT(t), mcp.ListTasksRequest{})
+	require.NoError(t, err)
+	require.Len(t, list.Tasks, 2, "every replica lists the identity's tasks")
+}
