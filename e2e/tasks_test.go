@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -271,4 +272,52 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	list, err := c.ListTasks(ctxT(t), mcp.ListTasksRequest{})
 	require.NoError(t, err)
 	require.Len(t, list.Tasks, 2, "every replica lists the identity's tasks")
+}
+
+// tsTasks runs one step of scripts/clients/tstasks/tasks.cjs (the
+// TypeScript SDK's task client) and decodes what it prints.
+func tsTasks(t *testing.T, prefix, base, token string, args ...string) map[string]any {
+	t.Helper()
+	script, err := filepath.Abs("../scripts/clients/tstasks/tasks.cjs")
+	require.NoError(t, err)
+	cmd := exec.CommandContext(ctxT(t), needNode(t), append([]string{script, prefix, base + "/mcp", token}, args...)...)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var res map[string]any
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	return res
+}
+
+// TestTaskTypeScriptSDK: the official TypeScript SDK's task client
+// starts a write_file as a task and disconnects; the task waits for the
+// human on the approval page (taskWait); the client comes back, sees it
+// working, the human approves, and the client waits for it and reads its
+// result. Another identity's tasks/get is refused.
+func TestTaskTypeScriptSDK(t *testing.T) {
+	prefix := testenv.Need(t, "TOOLWARDEN_TEST_TS_SDK")[0] // scripts/test sets it up
+	t.Parallel()
+	_, ws, base, pageURL, _ := taskServer(t, "")
+	started := tsTasks(t, prefix, base, taskToken, "start", "write_file",
+		`{"path":"notes/ts-task.txt","content":"from the TypeScript SDK\n","create_dirs":true}`)
+	require.Equal(t, "working", started["status"], "%v", started)
+	id, _ := started["taskId"].(string)
+	require.NotEmpty(t, id)
+
+	hc, pageBase := pageSession(t, pageURL)
+	require.Eventually(t, func() bool { return len(pageIDs(t, hc, pageBase)) == 1 }, 30*time.Second, 50*time.Millisecond)
+	time.Sleep(taskWait(t))
+	require.Equal(t, map[string]any{"status": "working"}, tsTasks(t, prefix, base, taskToken, "get", id))
+	require.Equal(t, map[string]any{"tasks": []any{id}}, tsTasks(t, prefix, base, taskToken, "list"))
+	other := tsTasks(t, prefix, base, otherTaskToken, "get", id)
+	require.Contains(t, other["error"], "task not found", "another identity's tasks/get is refused")
+
+	form := pageForm(t, hc, pageBase)
+	form.Set("action", "approve")
+	require.Equal(t, 303, postDecision(t, hc, pageBase, originOf(pageURL), form))
+	done := tsTasks(t, prefix, base, taskToken, "wait", id)
+	require.Equal(t, "completed", done["status"], "%v", done)
+	require.Equal(t, false, done["isError"], "%v", done)
+	written, err := os.ReadFile(filepath.Join(ws, "notes", "ts-task.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from the TypeScript SDK\n", string(written))
 }
