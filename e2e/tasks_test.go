@@ -155,6 +155,9 @@ func TestTaskWaitsForPageApprovalAcrossReconnect(t *testing.T) {
 	require.Equal(t, "approved later\n", string(written))
 	audit := auditText(t, auditPathOf(t, env))
 	require.Contains(t, audit, `"outcome":"approved"`, "the approval is audited as for any call")
+	observe(t, mcpGo, mcpGoVersion(), tasksColumn, "✓ streamable HTTP: a task waits for the page approval with no client connected, "+
+		"is fetched on a new session, result read; another identity sees nothing; `tasks/cancel` stops a run_script sandbox; "+
+		"any replica serves it (Redis)")
 }
 
 // TestTaskDeniedToolIsDenied: a task runs its call through the same
@@ -320,4 +323,7 @@ func TestTaskTypeScriptSDK(t *testing.T) {
 	written, err := os.ReadFile(filepath.Join(ws, "notes", "ts-task.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "from the TypeScript SDK\n", string(written))
+	observe(t, "TypeScript SDK (`@modelcontextprotocol/sdk`)", tsSDKVersion, tasksColumn,
+		"✓ `client.experimental.tasks` (streamable HTTP): `callToolStream` creates a task that waits for the page approval "+
+			"while disconnected; `getTask`, `listTasks`, `getTaskResult` on a new session; another identity's `getTask` refused")
 }
