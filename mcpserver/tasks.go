@@ -59,6 +59,7 @@ type taskStore interface {
 	Update(id string, rec []byte) error
 	Get(id string) ([]byte, error)
 	List(identity string) ([][]byte, error)
+	Count(identity string) (int, error)
 }
 
 // tasks is the table of the tasks running here and the store of all.
@@ -79,11 +80,14 @@ type tasks struct {
 type runningTask struct {
 	identity string
 	cancel   context.CancelFunc
+	// ended is set, under tasks.mu, once the call has returned and its
+	// end is being stored: a cancel then finds the task ended.
+	ended bool
 }
 
 // defaultTasks applies until Build sets the configured bounds; it is
 // configs/default.yaml's.
-var defaultTasks = configs.Tasks{MaxPerIdentity: 16, MaxTotal: 256, TTL: time.Hour, PollInterval: 2 * time.Second}
+var defaultTasks = configs.Tasks{MaxPerIdentity: 16, MaxTotal: 256, MaxKeptPerIdentity: 1024, TTL: time.Hour, PollInterval: 2 * time.Second}
 
 func newTasks(s *Server) *tasks {
 	return &tasks{srv: s, store: newMemTasks(), cfg: defaultTasks, log: s.log,
@@ -186,6 +190,11 @@ func (t *tasks) start(ctx context.Context, id json.RawMessage, params json.RawMe
 		t.srv.guard.Reject(call, e)
 		return nil, &rpcError{mcp.INVALID_REQUEST, e.Error() + " (" + e.Rule + "). " + e.Hint}
 	}
+	if e := t.keepable(identity); e != nil {
+		t.release(identity, "")
+		t.srv.guard.Reject(call, e)
+		return nil, &rpcError{mcp.INVALID_REQUEST, e.Error() + " (" + e.Rule + "). " + e.Hint}
+	}
 	ttl := t.cfg.TTL
 	if p.Task != nil && p.Task.TTL != nil && *p.Task.TTL > 0 && time.Duration(*p.Task.TTL)*time.Millisecond < ttl {
 		ttl = time.Duration(*p.Task.TTL) * time.Millisecond
@@ -232,6 +241,22 @@ func (t *tasks) reserve(identity string) *toolerr.Error {
 	return nil
 }
 
+// keepable refuses a new task of identity when it keeps
+// tasks.max_kept_per_identity already (or the store cannot say).
+func (t *tasks) keepable(identity string) *toolerr.Error {
+	n, err := t.store.Count(identity)
+	if err != nil {
+		return toolerr.New(toolerr.BackendUnavailable, "Try again later.",
+			"the task store (cluster.redis_url) cannot be reached: %v", err).WithRule("tasks.store")
+	}
+	if n >= t.cfg.MaxKeptPerIdentity {
+		return toolerr.New(toolerr.LimitExceeded,
+			"Fetch the results you need; ended tasks are dropped after tasks.ttl, and new ones are accepted again.",
+			"this identity keeps %d tasks, the most tasks.max_kept_per_identity allows", n).WithRule("tasks.max_kept_per_identity")
+	}
+	return nil
+}
+
 // total counts the places taken; t.mu is held.
 func (t *tasks) total() int {
 	n := 0
@@ -257,6 +282,15 @@ func (t *tasks) run(ctx context.Context, cancel context.CancelFunc, id, identity
 	defer cancel()
 	defer t.release(identity, id)
 	msg := t.srv.mcp.HandleMessage(ctx, inner)
+	t.mu.Lock()
+	cancelled := ctx.Err() != nil
+	if r := t.running[id]; r != nil && !cancelled {
+		r.ended = true
+	}
+	t.mu.Unlock()
+	if cancelled {
+		return // tasks/cancel stores how it ended
+	}
 	var out struct {
 		Result json.RawMessage `json:"result"`
 		Error  *rpcError       `json:"error"`
@@ -401,24 +435,32 @@ func (t *tasks) cancel(ctx context.Context, identity, id string) (any, *rpcError
 	if rec.Task.Status.IsTerminal() {
 		return nil, &rpcError{mcp.INVALID_PARAMS, fmt.Sprintf("task %s already ended (%s): it cannot be cancelled", id, rec.Task.Status)}
 	}
+	if !t.stop(id) {
+		return nil, &rpcError{mcp.INVALID_PARAMS, fmt.Sprintf("task %s already ended: it cannot be cancelled", id)}
+	}
 	rec.Task.Status, rec.Task.StatusMessage = mcp.TaskStatusCancelled, "cancelled by its owner (tasks/cancel)"
 	if err := t.save(rec); err != nil {
-		return nil, &rpcError{mcp.INTERNAL_ERROR, "the task store (cluster.redis_url) cannot be reached; the task was not cancelled"}
+		return nil, &rpcError{mcp.INTERNAL_ERROR, "the task store (cluster.redis_url) cannot be reached; the call was stopped but its task not marked cancelled"}
 	}
-	t.stop(id)
 	t.srv.guard.Reject(guard.Call{Tool: rec.Tool, Identity: identity, Session: sessionID(ctx)},
 		toolerr.New(toolerr.Canceled, "", "task %s cancelled by its owner", id).WithRule("tasks.cancel"))
 	return mcp.CancelTaskResult{Task: rec.Task}, nil
 }
 
-// stop ends the context of task id if it runs here.
-func (t *tasks) stop(id string) {
+// stop ends the context of task id if it runs here, and reports false
+// when its call has returned already (its end is being stored).
+func (t *tasks) stop(id string) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	r := t.running[id]
-	t.mu.Unlock()
-	if r != nil {
-		r.cancel()
+	if r == nil {
+		return true // it runs on another replica, which sees the cancel (watch)
 	}
+	if r.ended {
+		return false
+	}
+	r.cancel()
+	return true
 }
 
 // watch starts, on a replica sharing its store, the one goroutine that
@@ -524,6 +566,18 @@ func (m *memTasks) Get(id string) ([]byte, error) {
 		return r.rec, nil
 	}
 	return nil, nil
+}
+
+func (m *memTasks) Count(identity string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, now := 0, time.Now()
+	for _, r := range m.recs {
+		if r.identity == identity && now.Before(r.expires) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (m *memTasks) List(identity string) ([][]byte, error) {

@@ -42,7 +42,10 @@ func waitingTool(stopped chan<- struct{}) tools.Tool {
 // that does not run as a task is refused naming tasks.tools; tasks/list
 // lists the task, tasks/cancel ends its handler's context and is
 // audited; unknown or malformed task IDs find nothing.
-func TestTasksOverStdio(t *testing.T) {
+// tasksOnStdio serves run_waiting (waitingTool) and read_file over
+// stdio with the task bounds, initialized; it returns the connection,
+// the channel run_waiting's ends are told on, and the audit file.
+func tasksOnStdio(t *testing.T, bounds configs.Tasks) (*stdioConn, chan struct{}, string) {
 	f := newFixture(t)
 	ws, err := sandbox.Open(f.ws)
 	require.NoError(t, err)
@@ -61,16 +64,17 @@ func TestTasksOverStdio(t *testing.T) {
 	g, err := mcpserver.NewGuard(f.cfg, set, log)
 	require.NoError(t, err)
 	s := mcpserver.New(g, set, "test", slog.New(slog.DiscardHandler))
-	s.SetTaskBounds(configs.Tasks{MaxPerIdentity: 1, MaxTotal: 4, TTL: time.Hour, PollInterval: time.Second})
+	s.SetTaskBounds(bounds)
 	c := serveStdioOn(t, s)
 
-	r := c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	var init mcp.InitializeResult
-	require.NoError(t, json.Unmarshal(r.Result, &init))
-	require.NotNil(t, init.Capabilities.Tasks, "the server declares tasks")
+	c.roundTrip(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c, stopped, f.auditPath
+}
 
-	r = c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_waiting","arguments":{},"task":{"ttl":60000}}}`)
+func TestTasksOverStdio(t *testing.T) {
+	c, stopped, auditPath := tasksOnStdio(t, configs.Tasks{MaxPerIdentity: 1, MaxTotal: 4, MaxKeptPerIdentity: 16, TTL: time.Hour, PollInterval: time.Second})
+	r := c.roundTrip(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_waiting","arguments":{},"task":{"ttl":60000}}}`)
 	require.Nil(t, r.Error)
 	var created mcp.CreateTaskResult
 	require.NoError(t, json.Unmarshal(r.Result, &created), string(r.Result))
@@ -128,9 +132,38 @@ func TestTasksOverStdio(t *testing.T) {
 		return r.Error == nil
 	}, 20*time.Second, 50*time.Millisecond)
 
-	raw, err := os.ReadFile(f.auditPath)
+	raw, err := os.ReadFile(auditPath)
 	require.NoError(t, err)
 	text := string(raw)
 	require.Contains(t, text, `"rule":"tasks.max_per_identity"`)
 	require.Contains(t, text, `"rule":"tasks.cancel"`)
+}
+
+// TestTasksKeptPerIdentity: an identity keeps at most
+// tasks.max_kept_per_identity tasks, running or ended; past it a new
+// task is refused naming the rule, and audited.
+func TestTasksKeptPerIdentity(t *testing.T) {
+	c, _, auditPath := tasksOnStdio(t, configs.Tasks{MaxPerIdentity: 4, MaxTotal: 4, MaxKeptPerIdentity: 2, TTL: time.Hour, PollInterval: time.Second})
+	var ids []string
+	for i := range 2 {
+		r := c.roundTrip(`{"jsonrpc":"2.0","id":` + itoa(i+1) + `,"method":"tools/call","params":{"name":"run_waiting","arguments":{},"task":{}}}`)
+		require.Nil(t, r.Error)
+		var created mcp.CreateTaskResult
+		require.NoError(t, json.Unmarshal(r.Result, &created))
+		ids = append(ids, created.Task.TaskId)
+	}
+	r := c.roundTrip(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_waiting","arguments":{},"task":{}}}`)
+	require.NotNil(t, r.Error)
+	require.Equal(t, mcp.INVALID_REQUEST, r.Error.Code)
+	require.Contains(t, r.Error.Message, "tasks.max_kept_per_identity")
+	for i, id := range ids {
+		r = c.roundTrip(`{"jsonrpc":"2.0","id":` + itoa(10+i) + `,"method":"tasks/cancel","params":{"taskId":"` + id + `"}}`)
+		require.Nil(t, r.Error)
+	}
+	// Cancelled tasks are kept too, until their TTL.
+	r = c.roundTrip(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"run_waiting","arguments":{},"task":{}}}`)
+	require.NotNil(t, r.Error)
+	raw, err := os.ReadFile(auditPath)
+	require.NoError(t, err)
+	require.Equal(t, 2, strings.Count(string(raw), `"rule":"tasks.max_kept_per_identity"`))
 }

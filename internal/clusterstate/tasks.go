@@ -91,3 +91,35 @@ func (t *Tasks) List(identity string) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Count returns how many of identity's tasks are still kept.
+func (t *Tasks) Count(identity string) (int, error) {
+	ctx, cancel := op()
+	defer cancel()
+	ids, err := t.c.rdb.ZRange(ctx, t.index(identity), 0, -1).Result()
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	cmds, err := t.c.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range ids {
+			p.Exists(ctx, t.key(id))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var gone []any
+	for i, c := range cmds {
+		if c.(*redis.IntCmd).Val() == 1 {
+			n++
+		} else {
+			gone = append(gone, ids[i])
+		}
+	}
+	if len(gone) > 0 {
+		_ = t.c.rdb.ZRem(ctx, t.index(identity), gone...).Err()
+	}
+	return n, nil
+}
