@@ -33,6 +33,8 @@ type Config struct {
 	Metrics   Metrics   `mapstructure:"metrics" yaml:"metrics"`
 	// Cluster is the state replicas share (cluster.go).
 	Cluster Cluster `mapstructure:"cluster" yaml:"cluster"`
+	// Tasks bounds the calls run as MCP tasks (tasks.go).
+	Tasks Tasks `mapstructure:"tasks" yaml:"tasks"`
 	// Tools are the operator's declared tools (see declared.go); more come
 	// from tools.d/*.yaml beside the config file.
 	Tools        []DeclaredTool `mapstructure:"tools" yaml:"tools"`

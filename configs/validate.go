@@ -67,6 +67,7 @@ func (l *Loaded) validate() error {
 	c.Artifacts.validate(add)
 	c.Graph.validate(add)
 	c.Cluster.validate(add)
+	c.Tasks.validate(add)
 	c.OutputFilter.validate(add)
 	c.Arguments.validate(add)
 	c.validateSecrets(add)

@@ -33,7 +33,10 @@ const (
 )
 
 // tableColumns are the compatibility table's columns, in order.
-var tableColumns = []string{"tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP"}
+var tableColumns = []string{"tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP", tasksColumn}
+
+// tasksColumn is the column of MCP tasks (docs/tasks.md).
+const tasksColumn = "tasks"
 
 // approvalColumn is the column of approvals asked outside the client, on
 // the approval page or the terminal approver (docs/approvals.md).

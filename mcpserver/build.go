@@ -97,6 +97,7 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		b.Close()
 		return nil, err
 	}
+	b.Server.tasks.cfg = cfg.Tasks
 	b.Server.addResources(b.closers)
 	return b, nil
 }

@@ -52,6 +52,7 @@ func openCluster(ctx context.Context, cfg configs.Cluster, log *slog.Logger) (*c
 func (s *Server) join(c *cluster) {
 	s.approval.states = sharedStateSigner(c.secret, c.client)
 	s.approval.joinFleet = func(h *approvals.Hub) { clusterstate.ShareApprovals(c.client, c.replica, h, s.log) }
+	s.tasks.share(clusterstate.NewTasks(c.client), c.replica)
 }
 
 // usage is the shared store of the identities' usage, or nil (memory).

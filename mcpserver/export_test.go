@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 )
@@ -41,3 +42,6 @@ func (s *Server) BareStreamable() http.Handler { return server.NewStreamableHTTP
 // SetOffers replaces what the server tells when a client is offered a
 // tool (offered): the exec tools' hook, in the real server.
 func (s *Server) SetOffers(offers map[string]func()) { s.offers = offers }
+
+// SetTaskBounds sets tasks.* as Build does.
+func (s *Server) SetTaskBounds(cfg configs.Tasks) { s.tasks.cfg = cfg }

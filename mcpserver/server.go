@@ -42,6 +42,8 @@ type Server struct {
 	pins *pinGate
 	// egress is the egress proxy the sandboxes' runs use; nil: none.
 	egress *egressHub
+	// tasks serves the calls run as MCP tasks (tasks.go).
+	tasks *tasks
 }
 
 // New registers every tool behind the guard. Tools the policy does not allow
@@ -69,6 +71,8 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		server.WithHooks(hooks),
 		server.WithToolHandlerMiddleware(s.toolMiddleware),
 		server.WithInstructions(instructions),
+		// Task requests are answered by s.tasks (tasks.go), before mcp-go.
+		server.WithTaskCapabilities(true, true, true),
 	}
 	if testProfile.options != nil {
 		opts = append(opts, testProfile.options()...)
@@ -81,6 +85,7 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		testProfile.register(s.mcp)
 	}
 	s.approval = newApprover(s.mcp, toolset)
+	s.tasks = newTasks(s)
 	return s
 }
 

@@ -21,7 +21,7 @@ import (
 // ServeStdio serves MCP on in/out until in closes or ctx is done (see
 // stdio.Serve). Logs go to errOut; out carries only protocol messages.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out, errOut io.Writer) error {
-	return stdio.Serve(ctx, s.mcp, in, out, errOut)
+	return stdio.ServeTasks(ctx, s.mcp, s.tasks, in, out, errOut)
 }
 
 // HTTPOptions configures the HTTP transports (see httpserve.Options).
@@ -62,5 +62,6 @@ func (s *Server) httpServer() httpserve.Server {
 		Refused: func(identity, session string, e *toolerr.Error) {
 			_ = s.guard.Refuse(guard.Call{Tool: "-", Session: session, Identity: identity}, e)
 		},
+		Tasks: s.tasks,
 	}
 }

@@ -88,6 +88,8 @@ type Server struct {
 	// Refused audits a request refused under e's rule: a session, named
 	// by SessionDigest, used with another identity's credentials.
 	Refused func(identity, session string, e *toolerr.Error)
+	// Tasks, when set, answers the task requests (tasks.go).
+	Tasks Tasks
 }
 
 // Handler serves streamable HTTP at /mcp and legacy SSE at /sse (with
@@ -112,7 +114,7 @@ func Handler(s Server, opts Options) (http.Handler, func(context.Context)) {
 	)
 	streams := newStreamCap(opts.MaxStreams, s.Owner)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(spliceAnswers(streamable)))))))
+	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(answerTasks(s.Tasks, spliceAnswers(streamable))))))))
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	auth := newAuthenticator(opts, s.Authenticated)

@@ -24,6 +24,8 @@ type lineFilter struct {
 	answered <-chan struct{}
 	// calls serves the tools/call requests passed on, when set.
 	calls *toolCalls
+	// tasks answers the task requests passed on, when set.
+	tasks Tasks
 }
 
 func newLineFilter(in io.Reader, g *gate) *lineFilter {
@@ -109,6 +111,11 @@ func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 	switch m.Kind {
 	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
+		if f.tasks != nil && f.calls != nil && f.tasks.Claims(m.Method, m.Params) {
+			ctx := f.calls.ctx
+			go f.answer(f.tasks.Answer(ctx, line))
+			return nil
+		}
 		if f.calls != nil && m.Method == string(mcp.MethodToolsCall) {
 			f.calls.serve(line, m.ID)
 			return nil

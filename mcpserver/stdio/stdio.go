@@ -27,6 +27,23 @@ import (
 // (filter.go) before mcp-go reads them; tools/call requests are served
 // by calls (calls.go).
 func Serve(ctx context.Context, srv *server.MCPServer, in io.Reader, out, errOut io.Writer) error {
+	return ServeTasks(ctx, srv, nil, in, out, errOut)
+}
+
+// Tasks answers MCP task requests (a tools/call with a task request,
+// tasks/get, tasks/result, tasks/list, tasks/cancel) in place of mcp-go,
+// whose own task handlers keep tasks per session.
+type Tasks interface {
+	// Claims reports whether a request of method with params is one.
+	Claims(method string, params []byte) bool
+	// Answer serves the request msg on the session's context and returns
+	// its JSON-RPC answer.
+	Answer(ctx context.Context, msg []byte) []byte
+}
+
+// ServeTasks is Serve with tasks answering the task requests, each on a
+// goroutine of its own (tasks/result waits for the task to end).
+func ServeTasks(ctx context.Context, srv *server.MCPServer, tasks Tasks, in io.Reader, out, errOut io.Writer) error {
 	g := newGate(out)
 	errLog := log.New(errOut, "toolwarden stdio: ", log.LstdFlags)
 	stdio := server.NewStdioServer(srv)
@@ -35,6 +52,7 @@ func Serve(ctx context.Context, srv *server.MCPServer, in io.Reader, out, errOut
 	stdio.SetContextFunc(calls.sessionContext)
 	lines := newLineFilter(newLineLimitReader(in, MaxLineBytes), g)
 	lines.calls = calls
+	lines.tasks = tasks
 	err := stdio.Listen(ctx, lines, g)
 	calls.close()
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
