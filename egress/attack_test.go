@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -306,6 +307,29 @@ func TestAttackConnectHostHeader(t *testing.T) {
 	require.Equal(t, 200, resp.StatusCode)
 	tc := tls.Client(conn, &tls.Config{ServerName: "other.test", RootCAs: a.sandboxPool()})
 	require.ErrorContains(t, tc.Handshake(), "certificate", "the ephemeral CA signed a host without credentials")
+}
+
+// TestAttackUnsentRequestsHoldNoSlot: connections that never finish
+// their request head (a slowloris) count against MaxConns like any
+// other: they cannot hold the server's descriptors past the cap.
+func TestAttackUnsentRequestsHoldNoSlot(t *testing.T) {
+	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {}, egress.Limits{MaxConns: 2})
+	for range 2 {
+		conn, err := net.Dial("unix", a.sock)
+		require.NoError(t, err)
+		t.Cleanup(func() { conn.Close() })
+		_, err = io.WriteString(conn, "CONNECT api.test:"+a.port) // never ends
+		require.NoError(t, err)
+	}
+	conn, err := net.Dial("unix", a.sock)
+	require.NoError(t, err)
+	defer conn.Close()
+	io.WriteString(conn, "CONNECT other.test")
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the third half-sent connection was held open")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Contains(t, body(t, resp), "more than 2 connections at once")
 }
 
 // TestAttackEphemeralCA: the CA signs nothing but leaves (path length

@@ -159,6 +159,13 @@ func (c *Call) handle(raw net.Conn) {
 		ev.BytesUp, ev.BytesDown = f.up.Load(), f.down.Load()
 		c.p.opts.OnEvent(ev)
 	}()
+	// A connection holds a slot from its first byte: one that never ends
+	// its request head holds it too, so a slowloris cannot pass the cap.
+	if err := c.admit(); err != nil {
+		f.refuse(err)
+		return
+	}
+	defer c.release()
 	head := &io.LimitedReader{R: f, N: maxHead}
 	br := bufio.NewReader(head)
 	req, err := http.ReadRequest(br)
