@@ -7,9 +7,11 @@ package egress_test
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -33,6 +35,7 @@ const secretPart = "real-secret"
 // other.test, which records every request it gets.
 type attackRig struct {
 	*rig
+	ca              *egresstest.CA
 	port, otherPort string
 
 	mu        sync.Mutex
@@ -43,7 +46,7 @@ type attackRig struct {
 func newAttackRig(t *testing.T, h http.HandlerFunc, lim egress.Limits) *attackRig {
 	t.Helper()
 	ca := egresstest.NewCA(t)
-	a := &attackRig{}
+	a := &attackRig{ca: ca}
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		a.apiSeen = append(a.apiSeen, dumpReq(r))
@@ -358,4 +361,80 @@ func TestAttackEphemeralCA(t *testing.T) {
 		require.LessOrEqual(t, time.Until(c.NotAfter), 7*24*time.Hour+time.Minute)
 	}
 	require.Equal(t, 1, certs)
+}
+
+// TestAttackAddressSpellings: names resolving to IPv6 spellings that
+// embed an IPv4 address (IPv4-compatible ::a.b.c.d, SIIT
+// ::ffff:0:a.b.c.d) are refused like the address they embed would be;
+// over-long names and targets are refused, not truncated and matched.
+func TestAttackAddressSpellings(t *testing.T) {
+	r := newRig(t, rigOpts{
+		net: allow("*.example.com:443"),
+		resolver: egresstest.Resolver{
+			"compat.example.com": {"::a9fe:a9fe"},
+			"siit.example.com":   {"::ffff:0:a9fe:a9fe"},
+			"loop.example.com":   {"::7f00:1"},
+		},
+		dial: func(context.Context, string, string) (net.Conn, error) {
+			return nil, errors.New("dialled")
+		},
+	})
+	for _, host := range []string{"compat", "siit", "loop"} {
+		t.Run(host, func(t *testing.T) {
+			_, _, resp := r.raw(t, "CONNECT "+host+".example.com:443 HTTP/1.1\r\n\r\n")
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+			require.Contains(t, body(t, resp), "(exec.network.allow)")
+		})
+	}
+	long := strings.Repeat("a", 64) + ".example.com:443"
+	many := strings.Repeat("a.", 130) + "example.com:443"
+	for name, target := range map[string]string{"64-byte label": long, "254-byte name": many} {
+		t.Run(name, func(t *testing.T) {
+			_, _, resp := r.raw(t, "CONNECT "+target+" HTTP/1.1\r\n\r\n")
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+			require.Contains(t, body(t, resp), "(egress.target)")
+		})
+	}
+	t.Run("a head past 64 KiB", func(t *testing.T) {
+		_, _, resp := r.raw(t, "CONNECT "+strings.Repeat("a", 70<<10)+".example.com:443 HTTP/1.1\r\n\r\n")
+		require.Equal(t, http.StatusForbidden, resp.StatusCode)
+		require.Contains(t, body(t, resp), "(egress.method)")
+	})
+}
+
+// TestAttackSplitClientHello: a ClientHello sent a byte at a time is
+// still read whole and checked (and a good one passes): splitting it
+// across segments is no way around the SNI check.
+func TestAttackSplitClientHello(t *testing.T) {
+	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {}, egress.Limits{})
+	for _, tt := range []struct {
+		sni string
+		ok  bool
+	}{{"other.test", true}, {"OTHER.TEST", true}, {"api.test", false}} {
+		t.Run(tt.sni, func(t *testing.T) {
+			conn := a.connect(t, "other.test:"+a.otherPort)
+			tc := tls.Client(byteWriter{conn}, &tls.Config{ServerName: tt.sni, RootCAs: a.ca.Pool()})
+			err := tc.Handshake()
+			if tt.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+		})
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.Empty(t, a.otherSeen)
+}
+
+// byteWriter writes one byte per Write of the connection under it.
+type byteWriter struct{ net.Conn }
+
+func (b byteWriter) Write(p []byte) (int, error) {
+	for i := range p {
+		if _, err := b.Conn.Write(p[i : i+1]); err != nil {
+			return i, err
+		}
+	}
+	return len(p), nil
 }
