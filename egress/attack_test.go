@@ -438,3 +438,22 @@ func (b byteWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// TestAttackEchoByteByByte: the value echoed one flushed byte at a time
+// (each its own chunk) is still cut before any of it passes a whole
+// match, and no prefix long enough to matter is handed on.
+func TestAttackEchoByteByByte(t *testing.T) {
+	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {
+		v := r.Header.Get("Authorization")
+		for i := range len(v) {
+			io.WriteString(w, v[i:i+1])
+			w.(http.Flusher).Flush()
+		}
+	}, egress.Limits{})
+	tc, err := a.brokeredTLS(t)
+	require.NoError(t, err)
+	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: api.test:%s\r\nAuthorization: %s\r\nConnection: close\r\n\r\n", a.port, placeholder)
+	all, _ := io.ReadAll(tc)
+	noValue(t, string(all))
+	require.NotContains(t, string(all), realToken[:len(realToken)-1], "all but the last byte passed")
+}
