@@ -124,13 +124,20 @@ func TestAttackEchoCompressed(t *testing.T) {
 			fmt.Fprint(w, "you sent: ", r.Header.Get("Authorization"))
 			return
 		}
-		w.Header().Set("Content-Encoding", "gzip")
+		switch r.URL.Path {
+		case "/listed":
+			w.Header()["Content-Encoding"] = []string{"identity", "gzip"}
+		case "/joined":
+			w.Header().Set("Content-Encoding", "identity, gzip")
+		default:
+			w.Header().Set("Content-Encoding", "gzip")
+		}
 		zw := gzip.NewWriter(w)
 		fmt.Fprint(zw, "you sent: ", r.Header.Get("Authorization"))
 		zw.Close()
 	}
 	a := newAttackRig(t, gz, egress.Limits{})
-	for _, path := range []string{"/asked", "/always"} {
+	for _, path := range []string{"/asked", "/always", "/listed", "/joined"} {
 		t.Run(path, func(t *testing.T) {
 			// Go's client adds Accept-Encoding: gzip and decompresses.
 			c := a.client(a.sandboxPool())

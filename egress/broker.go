@@ -106,8 +106,12 @@ func (c *Call) checkResponse(resp *http.Response, rule string) error {
 			}
 		}
 	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		return refusal(rule, "the response is %s-encoded, which hides a credential's value from the check; the proxy asks brokered hosts for identity", truncate(ce))
+	for _, ce := range resp.Header.Values("Content-Encoding") {
+		for _, tok := range strings.Split(ce, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" && !strings.EqualFold(tok, "identity") {
+				return refusal(rule, "the response is %s-encoded, which hides a credential's value from the check; the proxy asks brokered hosts for identity", truncate(tok))
+			}
+		}
 	}
 	resp.Trailer = nil
 	resp.Header.Del("Trailer")
