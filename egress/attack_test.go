@@ -16,8 +16,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,4 +465,25 @@ func TestAttackEchoByteByByte(t *testing.T) {
 	all, _ := io.ReadAll(tc)
 	noValue(t, string(all))
 	require.NotContains(t, string(all), realToken[:len(realToken)-1], "all but the last byte passed")
+}
+
+// TestAttackPlainPipelined: plain http serves one request per
+// connection; a second one in the same write is never sent anywhere.
+func TestAttackPlainPipelined(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "plain")
+	}))
+	t.Cleanup(srv.Close)
+	port := portOf(srv.Listener.Addr().String())
+	r := newRig(t, rigOpts{net: allow("plain.test:" + port), resolver: egresstest.Resolver{"plain.test": {"127.0.0.1"}}})
+	one := "GET http://plain.test:" + port + "/1 HTTP/1.1\r\nHost: plain.test:" + port + "\r\n\r\n"
+	conn, br, resp := r.raw(t, one+strings.Replace(one, "/1", "/2", 1))
+	require.Equal(t, 200, resp.StatusCode)
+	require.Equal(t, "plain", body(t, resp))
+	conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	rest, _ := io.ReadAll(br)
+	require.Empty(t, rest, "a second response came back")
+	require.EqualValues(t, 1, hits.Load())
 }
