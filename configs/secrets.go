@@ -157,9 +157,11 @@ func ReadSecretFile(path string) (string, error) {
 // maxSecretFile bounds what a secret or .env file may hold.
 const maxSecretFile = 1 << 20
 
-// readPrivate reads a regular file of mode 0600 or stricter.
+// readPrivate reads a regular file of mode 0600 or stricter. What it
+// checks is the file it opened (through the descriptor), and opening
+// never waits (a FIFO is refused, not waited on).
 func readPrivate(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openPrivateFlags, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +216,12 @@ func (r *SecretResolver) vault(ctx context.Context, ref string) (string, error) 
 		return "", fmt.Errorf("reading %s from Vault: %w", p, redactURLError(err))
 	}
 	defer resp.Body.Close()
-	return kvField(resp, p, field)
+	s, err := kvField(resp, p, field)
+	if err != nil && strings.Contains(err.Error(), token) {
+		// The server's error text echoed the token.
+		return "", errors.New(strings.ReplaceAll(err.Error(), token, "[redacted]"))
+	}
+	return s, err
 }
 
 // splitVaultRef splits "mount/data/path#field".

@@ -26,10 +26,12 @@ var (
 	}
 	neverPrefixes = []netip.Prefix{
 		netip.MustParsePrefix("0.0.0.0/8"),
-		netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-		netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-		netip.MustParsePrefix("240.0.0.0/4"),   // reserved, broadcast
-		netip.MustParsePrefix("64:ff9b::/96"),  // NAT64: embeds any IPv4
+		netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+		netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+		netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+		netip.MustParsePrefix("::/96"),           // IPv4-compatible (deprecated): embeds any IPv4
+		netip.MustParsePrefix("::ffff:0:0:0/96"), // SIIT IPv4-translated: embeds any IPv4
+		netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: embeds any IPv4
 		netip.MustParsePrefix("64:ff9b:1::/48"),
 		netip.MustParsePrefix("2002::/16"), // 6to4: embeds any IPv4
 		netip.MustParsePrefix("2001::/32"), // Teredo

@@ -66,6 +66,8 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 		return nil, err
 	}
 	out := outgoing(f, req, "https", t)
+	// A compressed response would hide an echoed value from the guard.
+	out.Header.Set("Accept-Encoding", "identity")
 	body := newGuard(req.Body, c.placeholders(), refusal(creds[0].rule, "a credential placeholder in the request body; placeholders go in their header only"))
 	out.Body = body
 	resp, err := c.transport.RoundTrip(out)
@@ -79,18 +81,41 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 		return nil, refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err))
 	}
 	f.ev.CredentialInjected = f.ev.CredentialInjected || injected
+	if err := c.checkResponse(resp, creds[0].rule); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	resp.Body = newGuard(resp.Body, c.values(), refusal(creds[0].rule, "the response carries a credential's value; cut"))
+	return resp, nil
+}
+
+// checkResponse refuses a brokered response that could hand a value back
+// past the body's guard: in its status line, a header's name or value,
+// or an encoded body (the guard sees plain bytes only). Its trailers,
+// which arrive after the body, are dropped.
+func (c *Call) checkResponse(resp *http.Response, rule string) error {
 	for _, cr := range c.pol.creds {
-		for _, vs := range resp.Header {
-			for _, v := range vs {
+		if strings.Contains(resp.Status, cr.value.v) {
+			return refusal(cr.rule, "the response carries the credential's value in its status line")
+		}
+		for name, vs := range resp.Header {
+			for _, v := range append([]string{name}, vs...) {
 				if strings.Contains(v, cr.value.v) {
-					resp.Body.Close()
-					return nil, refusal(cr.rule, "the response carries the credential's value in a header")
+					return refusal(cr.rule, "the response carries the credential's value in a header")
 				}
 			}
 		}
 	}
-	resp.Body = newGuard(resp.Body, c.values(), refusal(creds[0].rule, "the response carries a credential's value; cut"))
-	return resp, nil
+	for _, ce := range resp.Header.Values("Content-Encoding") {
+		for _, tok := range strings.Split(ce, ",") {
+			if tok = strings.TrimSpace(tok); tok != "" && !strings.EqualFold(tok, "identity") {
+				return refusal(rule, "the response is %s-encoded, which hides a credential's value from the check; the proxy asks brokered hosts for identity", truncate(tok))
+			}
+		}
+	}
+	resp.Trailer = nil
+	resp.Header.Del("Trailer")
+	return nil
 }
 
 // injectHeaders replaces, for host, each credential's placeholder in its

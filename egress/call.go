@@ -162,6 +162,17 @@ func (c *Call) handle(raw net.Conn) {
 		ev.BytesUp, ev.BytesDown = f.up.Load(), f.down.Load()
 		c.p.opts.OnEvent(ev)
 	}()
+	// A connection holds a slot from its first byte: one that never ends
+	// its request head holds it too, so a slowloris cannot pass the cap.
+	if err := c.admit(); err != nil {
+		// Answer after the request head (or lingerTime, holding no
+		// slot), so that the client's write of it does not fail first.
+		raw.SetReadDeadline(time.Now().Add(lingerTime))
+		http.ReadRequest(bufio.NewReader(io.LimitReader(raw, maxHead)))
+		f.refuse(err)
+		return
+	}
+	defer c.release()
 	head := &io.LimitedReader{R: f, N: maxHead}
 	br := bufio.NewReader(head)
 	req, err := http.ReadRequest(br)
@@ -176,6 +187,10 @@ func (c *Call) handle(raw net.Conn) {
 	}
 	c.plain(f, req)
 }
+
+// lingerTime bounds how long a connection over MaxConns is read before
+// it is answered.
+const lingerTime = 5 * time.Second
 
 // admit counts a connection against MaxConns; release undoes it.
 func (c *Call) admit() error {

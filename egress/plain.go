@@ -26,11 +26,6 @@ func (c *Call) plain(f *flow, req *http.Request) {
 		f.refuse(err)
 		return
 	}
-	if err := c.admit(); err != nil {
-		f.refuse(err)
-		return
-	}
-	defer c.release()
 	out := outgoing(f, req, "http", t)
 	out.Close = true
 	body := newGuard(req.Body, c.placeholders(), refusal(RuleTarget, "a credential placeholder in a plain http request"))

@@ -24,11 +24,6 @@ func (c *Call) connect(f *flow, br io.Reader, req *http.Request) {
 		return
 	}
 	ev.Host, ev.Port = t.host, t.port
-	if err := c.admit(); err != nil {
-		f.refuse(err)
-		return
-	}
-	defer c.release()
 	var creds []credential
 	if !t.ip.IsValid() {
 		creds = c.pol.brokered(t.host)

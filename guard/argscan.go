@@ -138,35 +138,38 @@ func (g *Guard) scanArgs(call Call) *argScan {
 	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow {
 		return s
 	}
-	out, changed := s.walk(a.Filter, tool, "", call.Args, 0)
+	out, changed := s.walk(a.Filter, tool, "", "", call.Args, 0)
 	if changed && s.rule.Secrets == ArgRedact {
 		s.redacted = out
 	}
 	return s
 }
 
-// walk scans v, the argument at name, and returns it with its secrets
-// redacted, and whether any was.
-func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name string, v any, depth int) (any, bool) {
+// walk scans v, the argument at name (the value of the object member
+// member, "" in an array), and returns it with its secrets redacted, and
+// whether any was. An object's member names are scanned too: a map keyed
+// by tokens is no hiding place.
+func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string, v any, depth int) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		if depth == 1 && slices.Contains(tool.PathArgs, name) {
 			return x, false
 		}
-		return s.text(f, name, x)
+		return s.text(f, name, member, x)
 	case map[string]any:
 		out, changed := make(map[string]any, len(x)), false
 		for k, e := range x {
+			key, kc := s.text(f, joinArg(name, "(name)"), "", k)
 			var c bool
-			out[k], c = s.walk(f, tool, joinArg(name, k), e, depth+1)
-			changed = changed || c
+			out[key], c = s.walk(f, tool, joinArg(name, k), k, e, depth+1)
+			changed = changed || c || kc
 		}
 		return out, changed
 	case []any:
 		out, changed := make([]any, len(x)), false
 		for i, e := range x {
 			var c bool
-			out[i], c = s.walk(f, tool, name+"["+strconv.Itoa(i)+"]", e, depth+1)
+			out[i], c = s.walk(f, tool, name+"["+strconv.Itoa(i)+"]", "", e, depth+1)
 			changed = changed || c
 		}
 		return out, changed
@@ -181,9 +184,9 @@ func joinArg(parent, k string) string {
 	return parent + "." + k
 }
 
-// text scans one string argument.
-func (s *argScan) text(f *outfilter.Filter, name, v string) (string, bool) {
-	out, rep, err := f.Argument(v)
+// text scans one string argument, the value of the member member.
+func (s *argScan) text(f *outfilter.Filter, name, member, v string) (string, bool) {
+	out, rep, err := f.ArgumentMember(member, v)
 	if err != nil {
 		if s.err == nil {
 			s.err = fmt.Errorf("argument %s: %w", name, err)

@@ -20,7 +20,9 @@ import (
 // the program (see forward.go) listens on ProxyAddr in the sandbox's
 // loopback and relays each connection to the socket. A program that
 // ignores the proxy environment reaches nothing: there is no route, no
-// DNS, and no host socket but this one.
+// DNS, and no host network socket but this one. (A unix socket that the
+// workspace or a bind happens to show stays reachable, as for every
+// bubblewrap run: see docs/sandboxing.md.)
 type Network struct {
 	// Serve serves the proxy on l until l is closed. It is called in a
 	// goroutine of its own before the program starts; l is closed once

@@ -13,19 +13,38 @@ package outfilter
 // characters found (Stripped, Controls) and the markers and tool-call
 // requests found (Warnings). The error is ErrRules when the rules could
 // not be compiled, ErrTooDense when s holds too many candidates to check.
-func (f *Filter) Argument(s string) (string, Report, error) {
+func (f *Filter) Argument(s string) (string, Report, error) { return f.ArgumentMember("", s) }
+
+// ArgumentMember is Argument for s, the value of the object member name
+// ("" for none, as in an array): like the output filter's JSON (see
+// member), it scans `"name": "value"`, so that rules keyed on the name
+// (client_secret, password, ...) see it, and a value that is base64 of
+// text has that text scanned too, redacted and re-encoded when it holds
+// a secret. Only the value is ever changed.
+func (f *Filter) ArgumentMember(name, s string) (string, Report, error) {
 	var rep Report
 	if err := f.wait(); err != nil {
 		return "", rep, err
 	}
 	clean, invisible, controls := strip(s, true)
 	rep.Stripped, rep.Controls = invisible, controls
-	spans := f.scan(clean, 0, len(clean), &rep)
+	if text, enc, ok := decodeText(clean); ok {
+		text, _, _ = strip(text, true)
+		if spans := f.scan(text, 0, len(text), &rep); len(spans) > 0 {
+			clean = enc.EncodeToString([]byte(redact(text, spans, 0, &rep)))
+		}
+	}
+	doc, lo := clean, 0
+	if name != "" {
+		prefix := `"` + name + `": "`
+		doc, lo = prefix+clean+`"`, len(prefix)
+	}
+	spans := f.scan(doc, lo, lo+len(clean), &rep)
 	if rep.checks > MaxChecks {
 		return "", rep, ErrTooDense
 	}
-	if len(spans) == 0 {
+	if len(spans) == 0 && len(rep.Redactions) == 0 {
 		return s, rep, nil
 	}
-	return redact(clean, spans, 0, &rep), rep, nil
+	return redact(clean, spans, lo, &rep), rep, nil
 }

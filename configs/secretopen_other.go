@@ -1,0 +1,6 @@
+//go:build !unix
+
+package configs
+
+// openPrivateFlags: see secretopen.go.
+const openPrivateFlags = 0
