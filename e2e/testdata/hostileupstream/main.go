@@ -17,10 +17,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"time"
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
