@@ -43,7 +43,15 @@ func main() {
 	variant := flag.String("variant", "", `"changed": list notes pulled from the start`)
 	after := flag.Int64("rug-pull-after", 0, "pull notes after this many calls, and say so (list_changed)")
 	attack := flag.Bool("attack", false, "add escape, flood, pid and crash")
+	crashIf := flag.String("crash-if", "", "exit at start while this file exists (a crash loop)")
+	changedIf := flag.String("changed-if", "", "list notes pulled when this file exists at start")
 	flag.Parse()
+	if exists(*crashIf) {
+		os.Exit(2)
+	}
+	if exists(*changedIf) {
+		*variant = "changed"
+	}
 	var s *server.MCPServer
 	var calls atomic.Int64
 	notesHandler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -96,6 +104,14 @@ func main() {
 	if err := server.ServeStdio(s); err != nil {
 		os.Exit(1)
 	}
+}
+
+func exists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // addAttacks adds what a compromised upstream would try from inside its
