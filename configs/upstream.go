@@ -32,8 +32,8 @@ type Upstream struct {
 	// HeadersEnv (url) maps a request header to the name of the variable
 	// holding its value.
 	HeadersEnv map[string]string `mapstructure:"headers_env" yaml:"headers_env"`
-	// Sandbox runs Command in the exec sandbox; unset means true. Not
-	// built yet: true is refused at start, false is a widening.
+	// Sandbox runs Command in the exec sandbox; unset means true. False
+	// is a widening.
 	Sandbox *bool `mapstructure:"sandbox" yaml:"sandbox"`
 	// AcceptFlagged names the upstream's tools (its own names) whose
 	// definition the output filter flags (injection markers, invisible
