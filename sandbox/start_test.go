@@ -57,23 +57,24 @@ func TestStartSpeaksOverPipes(t *testing.T) {
 	}
 }
 
-// TestStartIsolated is the attack: a started process cannot read the
-// server's home, write outside a read-only workspace or a read-only
-// mount, or open a network connection; it can read its mount.
+// TestStartIsolated is the attack: a started process cannot read a host
+// file outside its mounts (here beside its mount), write outside a
+// read-only workspace or a read-only mount, or open a network
+// connection; it can read its mount.
 func TestStartIsolated(t *testing.T) {
-	home, err := os.UserHomeDir()
-	require.NoError(t, err)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	require.NoError(t, os.WriteFile(secret, []byte("host secret\n"), 0o644))
 	pkg := t.TempDir()
 	require.NoError(t, os.Chmod(pkg, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(pkg, "index.js"), []byte("package code\n"), 0o644))
 	ws := t.TempDir()
 	require.NoError(t, os.Chmod(ws, 0o777))
 	script := fmt.Sprintf(`cat %[1]s/index.js
-ls %[2]s >/dev/null 2>&1 && echo home-visible || echo home-hidden
+cat %[2]s 2>/dev/null || echo secret-hidden
 echo x > %[3]s/new 2>/dev/null && echo ws-written || echo ws-refused
 echo x > %[1]s/new 2>/dev/null && echo mount-written || echo mount-refused
 (exec 3<>/dev/tcp/1.1.1.1/80) 2>/dev/null && echo net-open || echo net-refused
-read -r _`, pkg, home, sandbox.WorkspaceDir)
+read -r _`, pkg, secret, sandbox.WorkspaceDir)
 	for _, r := range runners(t) {
 		t.Run(r.Name(), func(t *testing.T) {
 			p, out := startProcess(t, r, sandbox.StartRequest{Argv: bash(script), Workspace: ws, Mounts: []string{pkg}})
@@ -83,7 +84,7 @@ read -r _`, pkg, home, sandbox.WorkspaceDir)
 				require.NoError(t, err, "so far: %q", got)
 				got = append(got, strings.TrimSpace(line))
 			}
-			require.Equal(t, []string{"package code", "home-hidden", "ws-refused", "mount-refused", "net-refused"}, got)
+			require.Equal(t, []string{"package code", "secret-hidden", "ws-refused", "mount-refused", "net-refused"}, got)
 			_, err := io.WriteString(p.Stdin, "done\n")
 			require.NoError(t, err)
 			require.NoError(t, p.Wait())
