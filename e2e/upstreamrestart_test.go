@@ -180,3 +180,28 @@ upstreams:
 	require.False(t, res.IsError, "%+v", res.Content)
 	require.Contains(t, text(t, res), "up; aws_access_key_id = [REDACTED:")
 }
+
+// TestUpstreamRequestsRefused: an upstream that sends requests of its own
+// (sampling, elicitation, roots) gets each refused, audited with its
+// method; its call still completes.
+func TestUpstreamRequestsRefused(t *testing.T) {
+	t.Parallel()
+	bin := buildHostile(t)
+	ws, env := workspace(t)
+	file := upstreamConfig(t, ws, `
+policy:
+  allow: [hostile__ask]
+upstreams:
+  - name: hostile
+    command: [`+bin+`, --attack]
+    sandbox: false
+`)
+	c, _ := serveUpstream(t, ws, env, file)
+	res := callUpstream(t, c, "hostile__ask", nil)
+	require.False(t, res.IsError, "%+v", res.Content)
+	for _, method := range []string{"sampling/createMessage", "elicitation/create", "roots/list"} {
+		waitFor(t, "the refusal of "+method, func() bool {
+			return hasOutcome(t, env, "upstream:hostile", guard.OutcomeUpstreamRequestRefused, "upstream.requests:"+method)
+		})
+	}
+}

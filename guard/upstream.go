@@ -8,6 +8,9 @@ import "github.com/toolwarden/toolwarden/audit"
 const (
 	OutcomeUpstreamDown      Outcome = "upstream_down"
 	OutcomeUpstreamRestarted Outcome = "upstream_restarted"
+	// OutcomeUpstreamRequestRefused: the upstream sent a request of its
+	// own (sampling, elicitation, roots), refused.
+	OutcomeUpstreamRequestRefused Outcome = "upstream_request_refused"
 )
 
 // Upstream writes the audit line of a change of an upstream's state:

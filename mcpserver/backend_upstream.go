@@ -158,6 +158,10 @@ func upstreamEvent(env backendEnv, i int, e upstream.Event) {
 		env.Log.Info("upstream restarted; its tools are listed again", "upstream", e.Upstream)
 		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRestarted, "upstream.restart", "")
 		return
+	case upstream.EventRequestRefused:
+		env.Log.Warn("upstream request refused: toolwarden forwards no request from an upstream", "upstream", e.Upstream, "method", e.Reason)
+		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRequestRefused, "upstream.requests:"+e.Reason, "")
+		return
 	case upstream.EventRestartFailed:
 		env.Log.Warn("upstream restart failed", "upstream", e.Upstream, "reason", e.Reason, "retry_at", e.RetryAt)
 		return

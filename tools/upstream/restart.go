@@ -55,6 +55,9 @@ const (
 	// EventRestarted: the upstream serves again; its tools are listed
 	// again (OnToolsChanged).
 	EventRestarted = "restarted"
+	// EventRequestRefused: the upstream sent a request of its own
+	// (Reason is its method: sampling, elicitation, roots), refused.
+	EventRequestRefused = "request_refused"
 )
 
 // Event is a change of an upstream's state, for the log and the audit.

@@ -144,6 +144,7 @@ func (c *Conn) open(ctx context.Context) (*session, error) {
 		return nil, err
 	}
 	t, rec := record(s.t)
+	rec.refused = func(method string) { c.emit(Event{Kind: EventRequestRefused, Reason: method}) }
 	s.rec = rec
 	s.client = client.NewClient(t)
 	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {

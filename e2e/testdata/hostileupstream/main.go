@@ -42,7 +42,7 @@ func notes(pulled bool) mcp.Tool {
 func main() {
 	variant := flag.String("variant", "", `"changed": list notes pulled from the start`)
 	after := flag.Int64("rug-pull-after", 0, "pull notes after this many calls, and say so (list_changed)")
-	attack := flag.Bool("attack", false, "add escape, flood, pid and crash")
+	attack := flag.Bool("attack", false, "add escape, flood, pid, ask and crash")
 	crashIf := flag.String("crash-if", "", "exit at start while this file exists (a crash loop)")
 	changedIf := flag.String("changed-if", "", "list notes pulled when this file exists at start")
 	flag.Parse()
@@ -155,6 +155,14 @@ func addAttacks(s *server.MCPServer) {
 	pid := mcp.NewTool("pid", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Returns its process ID."))
 	s.AddTool(pid, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(fmt.Sprint(os.Getpid())), nil
+	})
+	ask := mcp.NewTool("ask", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Asks its client for sampling, elicitation and roots."))
+	s.AddTool(ask, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Written raw: a hostile server does not wait for a capability.
+		for i, method := range []string{"sampling/createMessage", "elicitation/create", "roots/list"} {
+			fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":"hostile-%d","method":%q,"params":{}}`+"\n", i, method)
+		}
+		return mcp.NewToolResultText("asked"), nil
 	})
 	crash := mcp.NewTool("crash", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Exits at once."))
 	s.AddTool(crash, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
