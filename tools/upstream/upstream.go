@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 
@@ -96,6 +97,9 @@ type Options struct {
 func Connect(ctx context.Context, u configs.Upstream, opts Options) (*Conn, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
 	}
 	d, err := newDialer(u, opts)
 	if err != nil {
