@@ -32,8 +32,8 @@ type Upstream struct {
 	// HeadersEnv (url) maps a request header to the name of the variable
 	// holding its value.
 	HeadersEnv map[string]string `mapstructure:"headers_env" yaml:"headers_env"`
-	// Sandbox runs Command in the exec sandbox; unset means true. Not
-	// built yet: true is refused at start, false is a widening.
+	// Sandbox runs Command in the exec sandbox; unset means true. False
+	// is a widening.
 	Sandbox *bool `mapstructure:"sandbox" yaml:"sandbox"`
 	// AcceptFlagged names the upstream's tools (its own names) whose
 	// definition the output filter flags (injection markers, invisible
@@ -47,7 +47,25 @@ type Upstream struct {
 	// Network (command) is the sandboxed upstream's egress allowlist;
 	// empty means none.
 	Network Network `mapstructure:"network" yaml:"network"`
+	// Mounts (command, sandboxed) are host directories bound read-only
+	// at the same path in the upstream's sandbox: its installed package
+	// (node_modules, a virtualenv), which the sandbox does not show
+	// otherwise. Never the server's home or a directory holding it, nor
+	// the sandbox's own paths (checked at start: sandbox.CheckMount).
+	Mounts []string `mapstructure:"mounts" yaml:"mounts"`
+	// MaxMessageBytes caps one message of a command upstream (a line on
+	// its stdout); 0 means 4 MiB. A longer one kills the process, which
+	// is restarted.
+	MaxMessageBytes int `mapstructure:"max_message_bytes" yaml:"max_message_bytes"`
+	// Transport (url) is "streamable_http" (the default) or "sse".
+	Transport string `mapstructure:"transport" yaml:"transport"`
 }
+
+// The values of upstreams[].transport.
+const (
+	TransportStreamableHTTP = "streamable_http"
+	TransportSSE            = "sse"
+)
 
 // The values of upstream_pins.
 const (
@@ -161,10 +179,8 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 		if len(u.HeadersEnv) > 0 {
 			add(key+".headers_env", "applies to url upstreams only; pass credentials with env")
 		}
-		if u.Sandboxed() {
-			add(key+".sandbox", "sandboxed upstreams are not built yet, and %q would run outside the sandbox: set sandbox: false to run it unsandboxed (logged as a widening at start)", u.Command[0])
-		}
 	}
+	u.validateProcess(key, add)
 	for k, v := range u.Env {
 		if !envKey.MatchString(k) {
 			add(key+".env."+k, "keys are NAME_env: the value is the name of a variable of toolwarden's environment, never a literal value")
@@ -198,6 +214,30 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 	u.Network.validate(key+".network", add)
 }
 
+// validateProcess checks the keys of a command upstream's process.
+func (u Upstream) validateProcess(key string, add func(string, string, ...any)) {
+	if len(u.Mounts) > 0 && (len(u.Command) == 0 || !u.Sandboxed()) {
+		add(key+".mounts", "applies to sandboxed command upstreams only (unsandboxed, the program sees every file toolwarden does)")
+	}
+	for j, m := range u.Mounts {
+		if !filepath.IsAbs(m) || filepath.Clean(m) != m || m == "/" {
+			add(fmt.Sprintf("%s.mounts[%d]", key, j), "%q must be an absolute, clean path of a directory other than / (it is mounted read-only at the same path)", m)
+		}
+	}
+	switch {
+	case u.MaxMessageBytes < 0 || u.MaxMessageBytes > 1<<30:
+		add(key+".max_message_bytes", "%d is outside 0..1073741824 (0 means 4 MiB)", u.MaxMessageBytes)
+	case u.MaxMessageBytes > 0 && len(u.Command) == 0:
+		add(key+".max_message_bytes", "applies to command upstreams only")
+	}
+	switch {
+	case u.Transport != "" && u.URL == "":
+		add(key+".transport", "applies to url upstreams only")
+	case !slices.Contains([]string{"", TransportStreamableHTTP, TransportSSE}, u.Transport):
+		add(key+".transport", "%q is not one of streamable_http (the default) and sse", u.Transport)
+	}
+}
+
 // upstreamWidenings lists every upstream: each one offers another
 // server's tools, and an unsandboxed one runs a program as toolwarden.
 func upstreamWidenings(l *Loaded) []string {
@@ -215,7 +255,14 @@ func upstreamWidenings(l *Loaded) []string {
 			continue
 		}
 		out = append(out, networkWidenings(fmt.Sprintf("upstreams[%d].network", i), src, u.Network)...)
-		out = append(out, fmt.Sprintf("upstreams adds %q: runs %q unsandboxed (sandbox: false), as this user, with the network (from %s)", u.Name, u.Command, src))
+		if u.Sandboxed() {
+			out = append(out, fmt.Sprintf("upstreams adds %q: runs %q in the sandbox (from %s)", u.Name, u.Command, src))
+			for _, m := range u.Mounts {
+				out = append(out, fmt.Sprintf("upstreams %q sees the host directory %s, read-only", u.Name, m))
+			}
+		} else {
+			out = append(out, fmt.Sprintf("upstreams adds %q: runs %q unsandboxed (sandbox: false), as this user, with the network (from %s)", u.Name, u.Command, src))
+		}
 		for _, e := range u.EnvNames() {
 			out = append(out, fmt.Sprintf("upstreams %q receives %s from the variable %s", u.Name, e[0], e[1]))
 		}

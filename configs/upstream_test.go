@@ -9,8 +9,7 @@ import (
 )
 
 // TestUpstreamValidation: each hostile or mistaken upstream entry is
-// refused at load with the key named, and the secure default (sandbox:
-// true) is never quietly run unsandboxed.
+// refused at load with the key named.
 func TestUpstreamValidation(t *testing.T) {
 	tests := []struct {
 		name, yaml, want string
@@ -23,8 +22,15 @@ func TestUpstreamValidation(t *testing.T) {
 		{"neither command nor url", `[{name: a}]`, `upstreams[0]: set exactly one of command`},
 		{"both command and url", `[{name: a, command: [x], url: "https://x.example/mcp", sandbox: false}]`, `upstreams[0]: set exactly one of command`},
 		{"plain http remote", `[{name: a, url: "http://mcp.example.com/mcp"}]`, `upstreams[0].url: "http://mcp.example.com/mcp" must use https`},
-		{"sandbox default refused", `[{name: a, command: [server]}]`, `upstreams[0].sandbox: sandboxed upstreams are not built yet, and "server" would run outside the sandbox: set sandbox: false`},
-		{"sandbox true refused", `[{name: a, command: [server], sandbox: true}]`, `upstreams[0].sandbox: sandboxed upstreams are not built yet`},
+		{"mount relative", `[{name: a, command: [server], mounts: [lib/pkg]}]`, `upstreams[0].mounts[0]: "lib/pkg" must be an absolute, clean path`},
+		{"mount of the root", `[{name: a, command: [server], mounts: [/]}]`, `upstreams[0].mounts[0]: "/" must be`},
+		{"mount not clean", `[{name: a, command: [server], mounts: [/opt/../etc]}]`, `upstreams[0].mounts[0]: "/opt/../etc" must be`},
+		{"mount unsandboxed", `[{name: a, command: [server], sandbox: false, mounts: [/opt/pkg]}]`, `upstreams[0].mounts: applies to sandboxed command upstreams only`},
+		{"mount on a url", `[{name: a, url: "https://x.example/mcp", mounts: [/opt/pkg]}]`, `upstreams[0].mounts: applies to sandboxed command upstreams only`},
+		{"message cap negative", `[{name: a, command: [server], max_message_bytes: -1}]`, `upstreams[0].max_message_bytes: -1 is outside`},
+		{"message cap on a url", `[{name: a, url: "https://x.example/mcp", max_message_bytes: 10}]`, `upstreams[0].max_message_bytes: applies to command upstreams only`},
+		{"unknown transport", `[{name: a, url: "https://x.example/mcp", transport: websocket}]`, `upstreams[0].transport: "websocket" is not one of streamable_http`},
+		{"transport on a command", `[{name: a, command: [server], transport: sse}]`, `upstreams[0].transport: applies to url upstreams only`},
 		{"literal secret value", `[{name: a, command: [server], sandbox: false, env: {GITHUB_TOKEN: ghp_abc}}]`, `upstreams[0].env.github_token: keys are NAME_env`},
 		{"value not a variable name", `[{name: a, command: [server], sandbox: false, env: {TOKEN_env: "ghp-abc def"}}]`, `is not an environment variable name`},
 		{"headers on a command", `[{name: a, command: [server], sandbox: false, headers_env: {Authorization: X}}]`, `upstreams[0].headers_env: applies to url upstreams only`},
@@ -84,9 +90,24 @@ func TestUpstreamsDir(t *testing.T) {
 	_, err = Load(Options{File: file})
 	require.ErrorContains(t, err, extra+":3: upstreams[0].bogus: unknown key")
 
-	writeFile(t, extra, "- name: b\n  command: [srv]\n")
+	writeFile(t, extra, "- name: b\n  command: [srv]\n  mounts: [rel]\n")
 	_, err = Load(Options{File: file})
-	require.ErrorContains(t, err, extra+":1: upstreams[0].sandbox: sandboxed upstreams are not built yet")
+	require.ErrorContains(t, err, extra+`:1: upstreams[0].mounts[0]: "rel" must be an absolute`)
+}
+
+// TestUpstreamSandboxedByDefault: a command upstream without sandbox: is
+// accepted and runs in the sandbox; its mounts are listed as what it sees.
+func TestUpstreamSandboxedByDefault(t *testing.T) {
+	dir := isolate(t)
+	file := filepath.Join(dir, "toolwarden.yaml")
+	writeFile(t, file, "upstreams:\n  - name: files\n    command: [node, /opt/pkg/index.js]\n    mounts: [/opt/pkg]\n    max_message_bytes: 1024\n")
+	l, err := Load(Options{File: file})
+	require.NoError(t, err)
+	require.True(t, l.Config.Upstreams[0].Sandboxed())
+	w := strings.Join(l.Widenings, "\n")
+	require.Contains(t, w, `upstreams adds "files": runs ["node" "/opt/pkg/index.js"] in the sandbox`)
+	require.Contains(t, w, `upstreams "files" sees the host directory /opt/pkg, read-only`)
+	require.NotContains(t, w, "unsandboxed")
 }
 
 // TestUpstreamPinsMode: upstream_pins is one of its three values, named in

@@ -193,25 +193,22 @@ upstreams:
 }
 
 // TestUpstreamSandboxRefused: an upstream left at the default sandbox:
-// true is refused at start, never run unsandboxed; an unreachable one
-// makes only its own toolset unavailable.
+// true is never run unsandboxed: with no working sandbox backend it is
+// unavailable, with the reason; an unreachable one makes only its own
+// toolset unavailable.
 func TestUpstreamSandboxRefused(t *testing.T) {
 	t.Parallel()
 	ws, env := workspace(t)
-	file := upstreamConfig(t, ws, "upstreams:\n  - name: files\n    command: [/bin/true]\n")
-	cmd := exec.Command(binary, "serve", "--workspace", ws, "--config", file)
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err)
-	require.Contains(t, string(out), "upstreams[0].sandbox: sandboxed upstreams are not built yet")
-	require.Contains(t, string(out), "set sandbox: false")
+	marker := filepath.Join(filepath.Dir(ws), "ran")
+	file := upstreamConfig(t, ws, "upstreams:\n  - name: files\n    command: [/usr/bin/touch, "+marker+"]\n")
+	out := configCheck(t, append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap", "TOOLWARDEN_EXEC_BWRAP_PATH=/nonexistent/bwrap"), ws, file)
+	require.Contains(t, out, "toolset: upstream:files")
+	require.Contains(t, out, "sandbox: true (the default) and no sandbox backend to run it in")
+	_, err := os.Stat(marker)
+	require.ErrorIs(t, err, os.ErrNotExist, "the upstream ran unsandboxed")
 
 	file = upstreamConfig(t, ws, "upstreams:\n  - name: gone\n    command: [/nonexistent/server]\n    sandbox: false\n")
-	cmd = exec.Command(binary, "config", "check", "--workspace", ws, "--config", file)
-	cmd.Env = env
-	out, err = cmd.Output()
-	require.NoError(t, err)
-	require.Contains(t, string(out), "toolset: upstream:gone")
+	require.Contains(t, configCheck(t, env, ws, file), "toolset: upstream:gone")
 }
 
 // TestUpstreamHTTP: a remote upstream over streamable HTTP (served here on

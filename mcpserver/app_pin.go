@@ -90,8 +90,13 @@ func CheckPins(ctx context.Context, l *configs.Loaded, file string, w io.Writer)
 func listAll(ctx context.Context, cfg configs.Config) (pin.File, error) {
 	f := pin.File{Upstreams: map[string]pin.Upstream{}}
 	log := NewLogger(cfg.Log.Level)
+	sb := &upstreamSandbox{}
 	for _, u := range cfg.Upstreams {
-		conn, err := upstream.Connect(ctx, u, cfg.Sources().Getenv, buildInfo.Version, log)
+		opts, err := upstreamOptions(ctx, backendEnv{Config: cfg, Log: log}, u, sb)
+		if err != nil {
+			return pin.File{}, fmt.Errorf("upstream %q: %w (nothing was written: every upstream must answer)", u.Name, err)
+		}
+		conn, err := upstream.Connect(ctx, u, opts)
 		if err != nil {
 			return pin.File{}, fmt.Errorf("%w (nothing was written: every upstream must answer)", err)
 		}

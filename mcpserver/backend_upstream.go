@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
 )
@@ -19,13 +23,67 @@ import (
 // unavailable on its own, with its reason, and the others still serve.
 func upstreamToolsets(cfg configs.Config) []toolset {
 	out := make([]toolset, 0, len(cfg.Upstreams))
+	sb := &upstreamSandbox{}
 	for i, u := range cfg.Upstreams {
 		set := &upstreamSet{}
 		out = append(out, toolset{name: "upstream:" + u.Name, set: set, open: func(ctx context.Context, env backendEnv) (io.Closer, error) {
-			return set.open(ctx, env, i, u)
+			opts, err := upstreamOptions(ctx, env, u, sb)
+			if err != nil {
+				return nil, err
+			}
+			return set.open(ctx, env, i, u, opts)
 		}})
 	}
 	return out
+}
+
+// upstreamSandbox is the sandbox backend the sandboxed upstreams share,
+// detected at the first one's start.
+type upstreamSandbox struct {
+	once    sync.Once
+	starter sandbox.Starter
+	err     error
+}
+
+func (sb *upstreamSandbox) get(ctx context.Context, cfg configs.Exec) (sandbox.Starter, error) {
+	sb.once.Do(func() {
+		var r sandbox.Runner
+		r, sb.err = sandbox.Detect(ctx, sandbox.DetectOptions{Backend: cfg.Backend, RunscPath: cfg.RunscPath,
+			BwrapPath: cfg.BwrapPath, StateDir: ExecStateDir(cfg)})
+		if sb.err != nil {
+			return
+		}
+		var ok bool
+		if sb.starter, ok = r.(sandbox.Starter); !ok {
+			sb.err = fmt.Errorf("the %s sandbox backend starts no long-lived process", r.Name())
+		}
+	})
+	return sb.starter, sb.err
+}
+
+// upstreamOptions are how u is connected: for a sandboxed command
+// upstream, the sandbox, the workspace as exec.workspace_writable says,
+// and exec.limits.
+func upstreamOptions(ctx context.Context, env backendEnv, u configs.Upstream, sb *upstreamSandbox) (upstream.Options, error) {
+	opts := upstream.Options{Getenv: env.Config.Sources().Getenv, Version: buildInfo.Version, Log: env.Log}
+	if u.URL != "" || !u.Sandboxed() {
+		return opts, nil
+	}
+	starter, err := sb.get(ctx, env.Config.Exec)
+	if err != nil {
+		return opts, fmt.Errorf("sandbox: true (the default) and no sandbox backend to run it in: %w", err)
+	}
+	l := env.Config.Exec.Limits
+	opts.Sandbox = starter
+	opts.Limits = sandbox.Limits{MemoryBytes: l.MemoryBytes, CPUs: l.CPUs, Pids: l.Pids, NoFile: l.NoFile, NProc: l.NProc,
+		FileSize: l.FileSizeBytes, AddressSpace: l.AddressSpaceBytes, ScratchBytes: l.ScratchBytes}
+	opts.WorkspaceWritable = env.Config.Exec.WorkspaceWritable
+	if env.Workspace != nil {
+		opts.Workspace = env.Workspace.Dir()
+	} else if env.Config.Workspace != "" { // toolwarden pin
+		opts.Workspace, _ = filepath.Abs(env.Config.Workspace)
+	}
+	return opts, nil
 }
 
 // upstreamSet holds the tools of one upstream once it is connected.
@@ -40,13 +98,8 @@ func (s *upstreamSet) Tools() []tools.Tool { return s.tools }
 // Withheld lists the upstream's tools that are not offered, and why.
 func (s *upstreamSet) Withheld() []Unavailable { return s.withheld }
 
-func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs.Upstream) (io.Closer, error) {
-	if u.URL == "" && u.Sandboxed() {
-		// configs refuses this; never run an upstream unsandboxed that
-		// the config asked to sandbox.
-		return nil, &startupError{msg: fmt.Sprintf("upstreams[%d].sandbox: sandboxed upstreams are not built yet", i)}
-	}
-	conn, err := upstream.Connect(ctx, u, env.Config.Sources().Getenv, buildInfo.Version, env.Log)
+func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs.Upstream, opts upstream.Options) (io.Closer, error) {
+	conn, err := upstream.Connect(ctx, u, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +113,7 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 		}
 	}
 	conn.OnToolsChanged(func() { s.relist(env, u, conn) })
+	conn.OnEvent(func(e upstream.Event) { upstreamEvent(env, i, e) })
 	for _, w := range conn.Withheld {
 		s.refuse(env, key, u.Name, w.Tool, w.Reason)
 	}
@@ -90,8 +144,50 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 		s.tools = append(s.tools, t)
 	}
 	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
-		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", false)
+		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed())
 	return conn, nil
+}
+
+// upstreamEvent logs and audits a change of an upstream's process: it
+// ended (why, and when it is restarted) or serves again.
+func upstreamEvent(env backendEnv, i int, e upstream.Event) {
+	tool := "upstream:" + e.Upstream
+	switch e.Kind {
+	case upstream.EventRestarted:
+		env.Log.Info("upstream restarted; its tools are listed again", "upstream", e.Upstream)
+		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRestarted, "upstream.restart", "")
+		return
+	case upstream.EventRequestRefused:
+		env.Log.Warn("upstream request refused: toolwarden forwards no request from an upstream", "upstream", e.Upstream, "method", e.Reason)
+		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRequestRefused, "upstream.requests:"+e.Reason, "")
+		return
+	case upstream.EventRestartFailed:
+		env.Log.Warn("upstream restart failed", "upstream", e.Upstream, "reason", e.Reason, "retry_at", e.RetryAt)
+		return
+	}
+	rule := "upstream.exited"
+	if e.TooLarge {
+		rule = fmt.Sprintf("upstreams[%d].max_message_bytes", i)
+	}
+	env.Log.Warn("upstream down: its calls get backend.unavailable until it is restarted", "upstream", e.Upstream,
+		"rule", rule, "reason", e.Reason, "retry_at", e.RetryAt)
+	env.Pins.auditUpstream(tool, guard.OutcomeUpstreamDown, rule, string(toolerr.BackendUnavailable))
+}
+
+// auditUpstream writes an upstream's audit line once the guard exists.
+func (g *pinGate) auditUpstream(tool string, outcome guard.Outcome, rule, code string) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	gd := g.guard
+	g.mu.Unlock()
+	if gd == nil {
+		return
+	}
+	if err := gd.Upstream(tool, outcome, rule, code); err != nil {
+		g.log.Error("an upstream's state could not be audited", "tool", tool, "err", err)
+	}
 }
 
 // relist reads the upstream's tools again after it said they changed,

@@ -107,6 +107,10 @@ func (b *Bwrap) finish(string, *supervised, bool) {}
 // filter.
 func bwrapArgv(b *Bwrap, req Request, filesDir string, seccompFD int) []string {
 	l := req.Limits
+	root := b.root
+	if req.root != nil {
+		root = req.root
+	}
 	var argv []string
 	if b.Rootless && b.Scope != nil {
 		argv = b.Scope.argv(l)
@@ -129,12 +133,12 @@ func bwrapArgv(b *Bwrap, req Request, filesDir string, seccompFD int) []string {
 		argv = append(argv, "--uid", strconv.Itoa(sandboxUID), "--gid", strconv.Itoa(sandboxUID))
 	}
 	argv = append(argv, "--hostname", "sandbox",
-		"--ro-bind", b.root.dir, "/",
+		"--ro-bind", root.dir, "/",
 		"--proc", "/proc", "--dev", "/dev",
 		"--size", strconv.FormatInt(l.ScratchBytes, 10), "--perms", "1777", "--tmpfs", ScratchDir,
 		"--ro-bind", filesDir, FilesDir,
 	)
-	for _, d := range b.root.binds {
+	for _, d := range root.binds {
 		argv = append(argv, "--ro-bind", d, d)
 	}
 	cwd := ScratchDir

@@ -291,7 +291,7 @@ func prepare(l launcher, stateDir string, req Request) (*prepared, error) {
 		}
 		req.Env = netEnv(req.Env, len(req.Network.CACertPEM) > 0)
 		req.Argv = netArgv(req.Argv)
-		req.netMounts = p.net.mounts()
+		req.netMounts = append(req.netMounts, p.net.mounts()...)
 	}
 	if l.cgroups() {
 		var err error

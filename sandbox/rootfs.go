@@ -43,9 +43,23 @@ const etcGroup = "root:x:0:\nnogroup:x:65534:\n"
 // change one under each other's running sandboxes. stateDir must not be
 // reached through a symlink: the runtimes mount over the skeleton.
 func prepareRootfs(stateDir string) (*rootfs, error) {
+	return prepareRootfsWith(stateDir, nil)
+}
+
+// prepareRootfsWith is prepareRootfs with empty mount points for the
+// absolute directories extra (and their parents) besides the skeleton's:
+// a skeleton of its own, named after its content like every other.
+func prepareRootfsWith(stateDir string, extra []string) (*rootfs, error) {
 	plan, binds, err := rootfsPlan()
 	if err != nil {
 		return nil, err
+	}
+	for _, d := range extra {
+		for rel := strings.TrimPrefix(filepath.Clean(d), "/"); rel != "." && rel != ""; rel = filepath.Dir(rel) {
+			if _, ok := plan[rel]; !ok {
+				plan[rel] = "dir"
+			}
+		}
 	}
 	h := sha256.New()
 	for _, name := range slices.Sorted(maps.Keys(plan)) {

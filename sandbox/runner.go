@@ -45,8 +45,12 @@ type Request struct {
 	// Network is the run's only way out, through the server's egress
 	// proxy; nil (the default) means no network at all.
 	Network *Network
-	// netMounts are the binds of Network, set when the run is prepared.
+	// netMounts are the read-only binds of Network, set when the run is
+	// prepared, and of StartRequest.Mounts.
 	netMounts []bindMount
+	// root replaces the backend's skeleton root when set (a started
+	// process with mounts of its own: see Start).
+	root *rootfs
 }
 
 // Fixed paths inside every sandbox.

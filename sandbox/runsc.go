@@ -102,7 +102,11 @@ func (r *Runsc) command(id, runDir, filesDir string, req Request, cg *runCgroup)
 	if cg != nil {
 		cgroupsPath = cgroupGroup + "/" + id
 	}
-	if err := writeBundle(bundle, ociSpec(req, r.root, filesDir, cgroupsPath, r.Rootless)); err != nil {
+	root := r.root
+	if req.root != nil {
+		root = req.root
+	}
+	if err := writeBundle(bundle, ociSpec(req, root, filesDir, cgroupsPath, r.Rootless)); err != nil {
 		return launch{}, err
 	}
 	var argv []string

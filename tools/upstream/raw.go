@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -22,6 +23,9 @@ type recorder struct {
 	transport.Interface
 	mu    sync.Mutex
 	pages []json.RawMessage
+	// refused is told the method of each request from the upstream that
+	// is refused (every one but ping).
+	refused func(method string)
 }
 
 func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
@@ -50,7 +54,20 @@ type bidiRecorder struct {
 	bidi transport.BidirectionalInterface
 }
 
-func (b bidiRecorder) SetRequestHandler(h transport.RequestHandler) { b.bidi.SetRequestHandler(h) }
+// SetRequestHandler answers ping with h and refuses every other request
+// from the upstream (sampling, elicitation, roots): toolwarden forwards
+// none of them to its clients or its model, and says so.
+func (b bidiRecorder) SetRequestHandler(h transport.RequestHandler) {
+	b.bidi.SetRequestHandler(func(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
+		if req.Method == string(mcp.MethodPing) {
+			return h(ctx, req)
+		}
+		if b.refused != nil {
+			b.refused(req.Method)
+		}
+		return nil, fmt.Errorf("toolwarden refuses %s requests from upstream servers", req.Method)
+	})
+}
 
 // httpRecorder is a recorder of streamable HTTP.
 type httpRecorder struct {

@@ -148,9 +148,13 @@ func (c *Conn) forward(tool string) server.ToolHandlerFunc {
 		call := mcp.CallToolRequest{}
 		call.Params.Name = tool
 		call.Params.Arguments = json.RawMessage(args)
-		res, err := c.client.CallTool(ctx, call)
+		s, out := c.session()
+		if s == nil {
+			return toolerr.Result(unavailable(c.cfg.Name, out)), nil
+		}
+		res, err := s.client.CallTool(ctx, call)
 		if err != nil {
-			return toolerr.Result(callError(ctx, c.cfg.Name, err)), nil
+			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(err))), nil
 		}
 		return res, nil
 	}
@@ -166,7 +170,7 @@ func callError(ctx context.Context, upstream string, err error) *toolerr.Error {
 		return toolerr.New(toolerr.Canceled, "", "the call was cancelled")
 	}
 	var te *transport.Error
-	if errors.As(err, &te) {
+	if errors.As(err, &te) || errors.Is(err, errEnded) || errors.Is(err, transport.ErrTransportClosed) {
 		return toolerr.New(toolerr.BackendUnavailable, "The upstream server is not reachable; try again later.",
 			"upstream %q: %v", upstream, err)
 	}

@@ -17,13 +17,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
+	"slices"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 )
@@ -31,23 +32,35 @@ import (
 // Toolset is the Meta.Toolset of every upstream tool.
 const Toolset = "upstream"
 
-// Conn is one connected upstream and the tools it offers.
+// Conn is one connected upstream and the tools it offers. A command
+// upstream whose process ends is started again with backoff (restart.go);
+// meanwhile its calls get backend.unavailable.
 type Conn struct {
 	cfg    configs.Upstream
-	client *client.Client
+	opts   Options
+	dial   dialer
 	listMu sync.Mutex
-	// Server names the upstream as it introduced itself.
+	// Server names the upstream as it introduced itself at start.
 	Server mcp.Implementation
 	tools  []tools.Tool
-	// rec keeps the raw tools/list results (see recorder).
-	rec *recorder
 	// listing is the upstream's tools as it last listed them, pinned:
 	// the raw definitions and their digests (package pin).
 	listing pin.Upstream
-	mu      sync.Mutex // guards listing
 	// Withheld are the upstream's tools that are not offered, each with
 	// the reason.
 	Withheld []Withheld
+
+	mu sync.Mutex // guards the fields below and listing
+	// cur is the live session, nil during an outage.
+	cur    *session
+	server mcp.Implementation
+	down   *Outage
+	closed bool
+	// stop ends the restart loop at Close.
+	stop    chan struct{}
+	changed []func()
+	events  []func(Event)
+	backoff backoff
 }
 
 // Withheld is an upstream tool that is not offered, and why.
@@ -59,49 +72,106 @@ type Withheld struct {
 // Env is how Connect reads toolwarden's environment (os.Getenv).
 type Env func(string) string
 
-// Connect starts or reaches u, initializes the session and lists its
-// tools, within u's connect timeout. The process of a command upstream
-// lives until Close, whatever ctx does.
-func Connect(ctx context.Context, u configs.Upstream, getenv Env, version string, log *slog.Logger) (*Conn, error) {
-	t, err := newTransport(u, getenv, log)
-	if err != nil {
-		return nil, err
-	}
-	return connect(ctx, u, t, version)
+// Options are what Connect needs besides the upstream's config.
+type Options struct {
+	// Getenv reads toolwarden's environment (os.Getenv).
+	Getenv Env
+	// Version is toolwarden's, sent in initialize.
+	Version string
+	Log     *slog.Logger
+	// Sandbox starts a sandboxed command upstream; nil refuses one.
+	Sandbox sandbox.Starter
+	// Workspace is mounted in a sandboxed upstream, read-only unless
+	// WorkspaceWritable (exec.workspace_writable).
+	Workspace         string
+	WorkspaceWritable bool
+	// Limits bound a sandboxed upstream's process (exec.limits).
+	Limits sandbox.Limits
+	// Network is a sandboxed upstream's way out; nil means none.
+	Network *sandbox.Network
 }
 
-// connect is Connect over the transport t.
-func connect(ctx context.Context, u configs.Upstream, t transport.Interface, version string) (*Conn, error) {
-	t, rec := record(t)
-	c := client.NewClient(t)
-	if err := c.Start(context.WithoutCancel(ctx)); err != nil {
-		return nil, fmt.Errorf("upstream %q: start: %w", u.Name, err)
+// Connect starts or reaches u, initializes the session and lists its
+// tools, within u's connect timeout. The process of a command upstream
+// lives until Close, whatever ctx does, and is restarted when it ends.
+func Connect(ctx context.Context, u configs.Upstream, opts Options) (*Conn, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	conn := &Conn{cfg: u, client: c, rec: rec}
-	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
-	defer cancel()
-	if err := conn.handshake(ctx, version); err != nil {
-		c.Close()
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	d, err := newDialer(u, opts)
+	if err != nil {
 		return nil, fmt.Errorf("upstream %q: %w", u.Name, err)
 	}
+	return connectWith(ctx, u, d, opts)
+}
+
+// connect is Connect over the transport t, for tests: no restart.
+func connect(ctx context.Context, u configs.Upstream, t transport.Interface, version string) (*Conn, error) {
+	used := false
+	d := func(context.Context) (*session, error) {
+		if used {
+			return nil, errors.New("the test transport cannot be dialled twice")
+		}
+		used = true
+		return &session{t: t}, nil
+	}
+	return connectWith(ctx, u, d, Options{Version: version, Log: slog.New(slog.DiscardHandler)})
+}
+
+// connectWith opens the first session with d and reads the tools.
+func connectWith(ctx context.Context, u configs.Upstream, d dialer, opts Options) (*Conn, error) {
+	conn := &Conn{cfg: u, opts: opts, dial: d, stop: make(chan struct{}), backoff: newBackoff()}
+	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
+	defer cancel()
+	s, err := conn.open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("upstream %q: %w", u.Name, err)
+	}
+	conn.cur, conn.Server = s, conn.server
+	list, err := conn.List(ctx)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("upstream %q: %w", u.Name, err)
+	}
+	conn.tools, conn.Withheld = conn.build(list)
+	conn.watch(s)
 	return conn, nil
 }
 
-func (c *Conn) handshake(ctx context.Context, version string) error {
+// open dials a session and initializes it.
+func (c *Conn) open(ctx context.Context) (*session, error) {
+	s, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, rec := record(s.t)
+	rec.refused = func(method string) { c.emit(Event{Kind: EventRequestRefused, Reason: method}) }
+	s.rec = rec
+	s.client = client.NewClient(t)
+	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
+		s.close()
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			go c.toolsChanged() // the transport's reader must not wait for a listing
+		}
+	})
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden", Version: version}
-	res, err := c.client.Initialize(ctx, init)
+	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden", Version: c.opts.Version}
+	res, err := s.client.Initialize(ctx, init)
 	if err != nil {
-		return fmt.Errorf("initialize: %w", timeoutErr(ctx, err))
+		s.close()
+		return nil, fmt.Errorf("initialize: %w", s.explain(timeoutErr(ctx, err)))
 	}
-	c.Server = res.ServerInfo
-	list, err := c.List(ctx)
-	if err != nil {
-		return err
-	}
-	c.tools, c.Withheld = c.build(list)
-	return nil
+	c.mu.Lock()
+	c.server = res.ServerInfo
+	c.mu.Unlock()
+	return s, nil
 }
 
 // List lists the upstream's tools again and pins the listing: it returns
@@ -112,15 +182,22 @@ func (c *Conn) handshake(ctx context.Context, version string) error {
 func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
 	c.listMu.Lock() // one listing at a time: the recorder's pages are its own
 	defer c.listMu.Unlock()
-	c.rec.take()
-	list, err := c.client.ListTools(ctx, mcp.ListToolsRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", timeoutErr(ctx, err))
+	s, out := c.session()
+	if s == nil {
+		return nil, fmt.Errorf("tools/list: %s", out.Error())
 	}
-	raw, err := rawTools(c.rec.take())
+	s.rec.take()
+	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("tools/list: %w", s.explain(timeoutErr(ctx, err)))
+	}
+	raw, err := rawTools(s.rec.take())
 	var pinned pin.Upstream
 	if err == nil {
-		pinned, err = pin.Listing(pin.Server{Name: c.Server.Name, Version: c.Server.Version}, raw)
+		c.mu.Lock()
+		server := c.server
+		c.mu.Unlock()
+		pinned, err = pin.Listing(pin.Server{Name: server.Name, Version: server.Version}, raw)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: its listing cannot be pinned: %w", err)
@@ -147,41 +224,43 @@ func timeoutErr(ctx context.Context, err error) error {
 }
 
 // OnToolsChanged calls f, on a goroutine of its own, each time the
-// upstream says its tool list changed (notifications/tools/list_changed).
-// f should list again (List) and compare.
+// upstream says its tool list changed (notifications/tools/list_changed)
+// and each time it was restarted. f should list again (List) and compare.
 func (c *Conn) OnToolsChanged(f func()) {
-	c.client.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
-			go f() // the transport's reader must not wait for a listing
-		}
-	})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.changed = append(c.changed, f)
+}
+
+func (c *Conn) toolsChanged() {
+	c.mu.Lock()
+	fs := slices.Clone(c.changed)
+	c.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // Tools returns the upstream's tools that are offered.
 func (c *Conn) Tools() []tools.Tool { return c.tools }
 
-// Close ends the session and, for a command upstream, its process.
-func (c *Conn) Close() error { return c.client.Close() }
-
-// newTransport builds the stdio or streamable HTTP transport of u.
-func newTransport(u configs.Upstream, getenv Env, log *slog.Logger) (transport.Interface, error) {
-	if u.URL != "" {
-		headers := map[string]string{}
-		for h, v := range u.HeadersEnv {
-			if headers[h] = getenv(v); headers[h] == "" {
-				log.Warn("upstream header variable is unset; the header is sent empty", "upstream", u.Name, "header", h, "variable", v)
-			}
-		}
-		return transport.NewStreamableHTTP(u.URL, transport.WithHTTPHeaders(headers))
+// Close ends the session and, for a command upstream, its process; no
+// restart follows.
+func (c *Conn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
 	}
-	env := Environ(u, getenv, log)
-	return transport.NewStdioWithOptions(u.Command[0], env, u.Command[1:],
-		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Env = env // only these: never toolwarden's own environment
-			cmd.Dir = os.TempDir()
-			return cmd, nil
-		}), transport.WithCommandLogger(log)), nil
+	c.closed = true
+	close(c.stop)
+	s := c.cur
+	c.cur = nil
+	c.mu.Unlock()
+	if s != nil {
+		return s.close()
+	}
+	return nil
 }
 
 // Environ is the whole environment a command upstream runs with: PATH (so

@@ -1,0 +1,69 @@
+package upstream
+
+import (
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxMessageBytes caps one message (one line) of a stdio upstream
+// when upstreams[].max_message_bytes is unset.
+const DefaultMaxMessageBytes = 4 << 20
+
+// MessageTooLargeError is what ends a connection whose upstream sent a
+// line longer than the cap.
+type MessageTooLargeError struct {
+	Max int
+}
+
+func (e *MessageTooLargeError) Error() string {
+	return fmt.Sprintf("it sent a message longer than %d bytes (upstreams[].max_message_bytes); the connection was cut and the process killed", e.Max)
+}
+
+// lineLimit passes a stdio upstream's output on and fails once a line
+// grows past max bytes, so that mcp-go's client, which reads a line
+// without a bound, never holds more than max bytes of one message. The
+// first time it fails it calls over (which kills the process).
+type lineLimit struct {
+	r    io.Reader
+	max  int
+	n    int // bytes since the last newline
+	over func()
+
+	mu  sync.Mutex
+	err *MessageTooLargeError
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	if err := l.exceeded(); err != nil {
+		return 0, err
+	}
+	n, err := l.r.Read(p)
+	for i, b := range p[:n] {
+		if b == '\n' {
+			l.n = 0
+			continue
+		}
+		if l.n++; l.n > l.max {
+			l.mu.Lock()
+			l.err = &MessageTooLargeError{Max: l.max}
+			l.mu.Unlock()
+			l.over()
+			return i, l.err
+		}
+	}
+	return n, err
+}
+
+// exceeded is the error once the cap was passed, nil before.
+func (l *lineLimit) exceeded() error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		return nil
+	}
+	return l.err
+}
