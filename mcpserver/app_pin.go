@@ -91,8 +91,8 @@ func listAll(ctx context.Context, cfg configs.Config) (pin.File, error) {
 	f := pin.File{Upstreams: map[string]pin.Upstream{}}
 	log := NewLogger(cfg.Log.Level)
 	sb := &upstreamSandbox{}
-	for _, u := range cfg.Upstreams {
-		opts, err := upstreamOptions(ctx, backendEnv{Config: cfg, Log: log}, u, sb)
+	for i, u := range cfg.Upstreams {
+		opts, err := upstreamOptions(ctx, backendEnv{Config: cfg, Log: log}, i, u, sb)
 		if err != nil {
 			return pin.File{}, fmt.Errorf("upstream %q: %w (nothing was written: every upstream must answer)", u.Name, err)
 		}

@@ -27,7 +27,7 @@ func upstreamToolsets(cfg configs.Config) []toolset {
 	for i, u := range cfg.Upstreams {
 		set := &upstreamSet{}
 		out = append(out, toolset{name: "upstream:" + u.Name, set: set, open: func(ctx context.Context, env backendEnv) (io.Closer, error) {
-			opts, err := upstreamOptions(ctx, env, u, sb)
+			opts, err := upstreamOptions(ctx, env, i, u, sb)
 			if err != nil {
 				return nil, err
 			}
@@ -63,8 +63,9 @@ func (sb *upstreamSandbox) get(ctx context.Context, cfg configs.Exec) (sandbox.S
 
 // upstreamOptions are how u is connected: for a sandboxed command
 // upstream, the sandbox, the workspace as exec.workspace_writable says,
-// and exec.limits.
-func upstreamOptions(ctx context.Context, env backendEnv, u configs.Upstream, sb *upstreamSandbox) (upstream.Options, error) {
+// exec.limits, and its network block's way out through the egress proxy
+// (upstreams[i].network).
+func upstreamOptions(ctx context.Context, env backendEnv, i int, u configs.Upstream, sb *upstreamSandbox) (upstream.Options, error) {
 	opts := upstream.Options{Getenv: env.Config.Sources().Getenv, Version: buildInfo.Version, Log: env.Log}
 	if u.URL != "" || !u.Sandboxed() {
 		return opts, nil
@@ -82,6 +83,9 @@ func upstreamOptions(ctx context.Context, env backendEnv, u configs.Upstream, sb
 		opts.Workspace = env.Workspace.Dir()
 	} else if env.Config.Workspace != "" { // toolwarden pin
 		opts.Workspace, _ = filepath.Abs(env.Config.Workspace)
+	}
+	if err := env.Egress.withUpstreamNetwork(&opts, i, u); err != nil {
+		return opts, err
 	}
 	return opts, nil
 }

@@ -47,14 +47,17 @@ type egressCall struct {
 }
 
 // wantsEgress says whether some network block of cfg allows anything.
-// Upstreams' blocks are not wired: sandboxed upstreams are refused at
-// config load.
 func wantsEgress(cfg configs.Config) bool {
 	if cfg.Exec.Network.Enabled() {
 		return true
 	}
 	for _, t := range cfg.Tools {
 		if t.Type == configs.ToolCLI && t.Network.Enabled() {
+			return true
+		}
+	}
+	for _, u := range cfg.Upstreams {
+		if u.URL == "" && u.Sandboxed() && u.Network.Enabled() {
 			return true
 		}
 	}

@@ -129,6 +129,9 @@ func (p *proc) session(u configs.Upstream, log *slog.Logger) *session {
 func startSandboxed(ctx context.Context, u configs.Upstream, opts Options) (*proc, error) {
 	env := []string{"PATH=" + sandboxPath, "HOME=" + SandboxHome}
 	env = append(env, Environ(u, opts.Getenv, opts.Log)[1:]...)
+	if opts.Network != nil {
+		env = append(env, opts.NetworkEnv...)
+	}
 	sp, err := opts.Sandbox.Start(ctx, sandbox.StartRequest{Argv: u.Command, Env: env, Workspace: opts.Workspace,
 		WorkspaceWritable: opts.WorkspaceWritable, Mounts: u.Mounts, Limits: opts.Limits, Network: opts.Network})
 	if err != nil {

@@ -89,6 +89,9 @@ type Options struct {
 	Limits sandbox.Limits
 	// Network is a sandboxed upstream's way out; nil means none.
 	Network *sandbox.Network
+	// NetworkEnv is added to a sandboxed upstream's environment with
+	// Network: the placeholders its brokered credentials stand for.
+	NetworkEnv []string
 }
 
 // Connect starts or reaches u, initializes the session and lists its

@@ -13,9 +13,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"sort"
 	"strings"
@@ -141,6 +146,12 @@ func addAttacks(s *server.MCPServer) {
 		}
 		return mcp.NewToolResultText(strings.Join(out, ", ")), nil
 	})
+	fetch := mcp.NewTool("fetch", mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDescription("Fetches a URL through the proxy its sandbox names, sending the token its environment holds."),
+		mcp.WithString("url", mcp.Required(), mcp.Description("The URL to fetch.")))
+	s.AddTool(fetch, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(fetchThroughProxy(ctx, req.GetString("url", ""))), nil
+	})
 	flood := mcp.NewTool("flood", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Answers with one 100 MB line."))
 	s.AddTool(flood, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		chunk := []byte(strings.Repeat("A", 1<<20))
@@ -169,4 +180,34 @@ func addAttacks(s *server.MCPServer) {
 		os.Exit(9)
 		return nil, nil
 	})
+}
+
+// fetchThroughProxy GETs url through $HTTPS_PROXY (named explicitly: Go's
+// environment proxy skips localhost), trusting $SSL_CERT_FILE, with
+// "Authorization: Bearer $EGRESS_TEST_TOKEN"; it says what came back.
+func fetchThroughProxy(ctx context.Context, url string) string {
+	proxy, err := neturl.Parse(os.Getenv("HTTPS_PROXY"))
+	if err != nil || proxy.Host == "" {
+		return "no proxy: " + os.Getenv("HTTPS_PROXY")
+	}
+	roots := x509.NewCertPool()
+	if pem, err := os.ReadFile(os.Getenv("SSL_CERT_FILE")); err == nil {
+		roots.AppendCertsFromPEM(pem)
+	}
+	// One connection per fetch: the proxy's audit line of a connection is
+	// written when it closes.
+	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(proxy),
+		TLSClientConfig: &tls.Config{RootCAs: roots}, DisableKeepAlives: true}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "bad url: " + err.Error()
+	}
+	req.Header.Set("Authorization", "Bearer "+os.Getenv("EGRESS_TEST_TOKEN"))
+	resp, err := c.Do(req)
+	if err != nil {
+		return "REFUSED " + err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	return fmt.Sprintf("REACHED %d %s", resp.StatusCode, body)
 }
