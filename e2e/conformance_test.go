@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -139,7 +141,22 @@ func conformanceFront(t *testing.T, tagged string) string {
 		},
 		FlushInterval: -1,
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 30 * time.Second}
+	// The request body is read whole before it is passed on: Go's HTTP/1
+	// server closes an unread request body once the handler starts its
+	// response, so a streamed body still being copied to the backend when
+	// the first event came back failed that copy, and the transport cut
+	// the backend's response: the suite then saw an event stream end
+	// without its answer (about one run in six).
+	buffered := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		proxy.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: buffered, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return fmt.Sprintf("http://localhost:%d/mcp", proxyPort)
@@ -162,12 +179,19 @@ func runConformance(t *testing.T, bin, front string, era conformanceEra) map[str
 	results := map[string][]string{}
 	for _, e := range entries {
 		name := strings.TrimPrefix(stamp.ReplaceAllString(e.Name(), ""), "server-")
-		var checks []struct{ Status string }
+		var checks []struct {
+			Status       string
+			ErrorMessage string
+			Details      json.RawMessage
+		}
 		raw, err := os.ReadFile(filepath.Join(outDir, e.Name(), "checks.json"))
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(raw, &checks), "%s", e.Name())
 		for _, c := range checks {
 			results[name] = append(results[name], c.Status)
+			if c.Status == "FAILURE" {
+				t.Logf("%s at %s: %s %.2000s", name, era.revision, c.ErrorMessage, c.Details)
+			}
 		}
 	}
 	t.Logf("conformance %s: %d scenarios\n%s", era.revision, len(results), out)
