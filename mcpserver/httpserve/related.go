@@ -101,6 +101,8 @@ func relateSession(mcpServer *server.MCPServer) server.HTTPContextFunc {
 // streamSession is what mcp-go v1.2.1's streamable HTTP session is: a
 // relatedSession is each of these, as the session it stands for.
 type streamSession interface {
+	server.SessionWithClientInfo
+	server.SessionWithProtocolVersion
 	server.SessionWithLogging
 	server.SessionWithTools
 	server.SessionWithResources

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -46,9 +47,44 @@ func notifyingServer() httpserve.Server {
 		if err := srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelError, "notify", "done")); err != nil {
 			return nil, err
 		}
-		return mcp.NewToolResultText("notified"), nil
+		return mcp.NewToolResultText(sessionTraits(ctx)), nil
 	})
 	return s
+}
+
+// sessionTraits names what the session in ctx is, as handlers and mcp-go
+// ask (type assertions): the client's name, the negotiated revision, and
+// each optional session interface it implements.
+func sessionTraits(ctx context.Context) string {
+	cs := server.ClientSessionFromContext(ctx)
+	var traits []string
+	if s, ok := cs.(server.SessionWithClientInfo); ok {
+		traits = append(traits, "client="+s.GetClientInfo().Name)
+	}
+	if s, ok := cs.(server.SessionWithProtocolVersion); ok {
+		traits = append(traits, "revision="+s.ProtocolVersion())
+	}
+	for name, ok := range map[string]bool{
+		"logging":     is[server.SessionWithLogging](cs),
+		"tools":       is[server.SessionWithTools](cs),
+		"resources":   is[server.SessionWithResources](cs),
+		"templates":   is[server.SessionWithResourceTemplates](cs),
+		"sampling":    is[server.SessionWithSampling](cs),
+		"elicitation": is[server.SessionWithElicitation](cs),
+		"roots":       is[server.SessionWithRoots](cs),
+		"streamable":  is[server.SessionWithStreamableHTTPConfig](cs),
+	} {
+		if ok {
+			traits = append(traits, name)
+		}
+	}
+	sort.Strings(traits)
+	return strings.Join(traits, " ")
+}
+
+func is[T any](v any) bool {
+	_, ok := v.(T)
+	return ok
 }
 
 // sseEvents reads the data lines of an event stream until it ends, each
@@ -119,6 +155,13 @@ func TestNotificationsOnTheirRequestsStream(t *testing.T) {
 					default:
 						require.NotNil(t, m["result"], "the answer: %v", m)
 						answered = true
+						if !modern {
+							// The handler saw its session as it is: the
+							// client's info, the revision, every trait.
+							text := m["result"].(map[string]any)["content"].([]any)[0].(map[string]any)["text"]
+							assert.Equal(t, "client=raw elicitation logging resources revision="+revision+
+								" roots sampling streamable templates tools", text)
+						}
 					}
 				})
 				require.True(t, answered, "call %d has its answer", call)
