@@ -3,7 +3,8 @@
 // Host, Origin, bearer-token or OAuth, and body-size checks, with the
 // strict JSON-RPC pre-check, sessions bound to the identity that opened
 // them, a cap on each identity's event streams, and tools/call answers
-// written in one pass (answer.go). It also resolves the bearer tokens and
+// written in one pass (answer.go), the notifications a request sends on
+// its own stream (related.go). It also resolves the bearer tokens and
 // the OAuth verifier the options carry.
 //
 // It decides nothing about a call: mcp-go's MCPServer, built by mcpserver
@@ -105,6 +106,7 @@ func Handler(s Server, opts Options) (http.Handler, func(context.Context)) {
 		server.WithSessionIdManagerResolver(sessions),
 		server.WithSessionIdleTTL(opts.IdleTimeout),
 		server.WithStreamableHTTPLogger(s.Log),
+		server.WithHTTPContextFunc(relateSession(s.MCP)),
 	)
 	sse := server.NewSSEServer(s.MCP,
 		server.WithSSEEndpoint(PathSSE),
@@ -114,7 +116,7 @@ func Handler(s Server, opts Options) (http.Handler, func(context.Context)) {
 	)
 	streams := newStreamCap(opts.MaxStreams, s.Owner)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(answerTasks(s.Tasks, spliceAnswers(streamable))))))))
+	mux.Handle(PathStreamable, requireJSON(strictJSONRPC(limitSessions(sessions, s.bindStreamable(sessions, streams.wrap(answerTasks(s.Tasks, relateNotifications(spliceAnswers(streamable)))))))))
 	mux.Handle(PathSSE, streams.wrap(sseSessions.trackSSE(sse.SSEHandler())))
 	mux.Handle(PathMessage, requireJSON(strictJSONRPC(s.bindSSE(sseSessions, sse.MessageHandler()))))
 	auth := newAuthenticator(opts, s.Authenticated)

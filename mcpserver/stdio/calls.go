@@ -113,7 +113,9 @@ func (c *toolCalls) close() {
 // answer has mcp-go answer req and writes the answer, unless a stand-in
 // answered it already.
 func (c *toolCalls) answer(ctx context.Context, req json.RawMessage) {
-	msg := c.handle(ctx, req)
+	related, written := c.relate(ctx)
+	msg := c.handle(related, req)
+	written() // the call's notifications go before its answer (related.go)
 	if turn, ok := ctx.(*Turn); ok && turn.took.Load() {
 		return
 	}

@@ -156,9 +156,7 @@ func withProgress(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolRe
 }
 
 // pause waits between two notifications as the suite's reference server
-// does (50 ms). Without it the suite's client (0.2.0-alpha.12) records
-// only two of the three notifications more often (e2e's
-// conformanceIntermittent), though the SSE stream carries all three.
+// does (50 ms).
 func pause(ctx context.Context) {
 	select {
 	case <-ctx.Done():

@@ -1,0 +1,246 @@
+package httpserve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
+)
+
+// The notifications a request's handler sends (progress, log messages)
+// relate to that request, and the streamable HTTP transport says they go
+// on its POST's stream. mcp-go v1.2.1 loses some of them two ways
+// (TestNotificationsOnTheirRequestsStream):
+//   - it puts them on the session's one notification channel, which the
+//     POST's forwarder and the session's GET stream (when the client opened
+//     one, before 2026-07-28) both read, so each went to whichever read
+//     first: a client that reads a call's progress on the call's stream
+//     (the conformance suite's, Codex's) missed about half;
+//   - a notification the forwarder has taken off the channel but not yet
+//     written when the answer is written (the handler sent it just before
+//     returning) is dropped, in both protocol eras: the suite's client saw
+//     2 of 3.
+//
+// Here, a POST of a request gets its own channel (relatedStream): the
+// handler sees its session through relatedSession, whose
+// NotificationChannel is that channel, and a relay writes what arrives
+// there to the POST's response; the answer is written only once the
+// relay has written everything sent before it. Broadcasts (list changes)
+// still go to the session's channel, as they relate to no request.
+
+// relatedBuffer is how many notifications a request may have waiting for
+// its stream, as many as mcp-go's session channel holds; past it, the
+// sender gets mcp-go's ErrNotificationChannelBlocked.
+const relatedBuffer = 100
+
+type relatedKey struct{}
+
+// relatedStream is a POST's own notification channel and the writer its
+// relay and mcp-go share.
+type relatedStream struct {
+	ch     chan mcp.JSONRPCNotification
+	stop   chan struct{}
+	exited chan struct{}
+	once   sync.Once
+
+	// hdr is the header mcp-go sets; it is copied to w's when mcp-go
+	// writes the header, as the relay may be writing w's meanwhile.
+	hdr http.Header
+
+	mu          sync.Mutex // over w, wroteHeader, sse
+	w           http.ResponseWriter
+	wroteHeader bool
+	sse         bool // the response is an event stream
+}
+
+// relateNotifications gives a POST of a request a relatedStream, and
+// serves it with the stream as its writer. initialize (whose session
+// mcp-go registers only after it) and subscriptions/listen (whose stream
+// carries broadcasts, tagged by mcp-go) are left as they are.
+func relateNotifications(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := r.Body.(*checkedBody)
+		if r.Method != http.MethodPost || !ok || body.msg.Kind != jsonrpcstrict.Request ||
+			body.msg.Method == string(mcp.MethodInitialize) || body.msg.Method == string(mcp.MethodSubscriptionsListen) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rs := &relatedStream{
+			ch: make(chan mcp.JSONRPCNotification, relatedBuffer), stop: make(chan struct{}), exited: make(chan struct{}), hdr: http.Header{}, w: w,
+		}
+		go rs.relay()
+		defer rs.finish()
+		next.ServeHTTP(rs, r.WithContext(context.WithValue(r.Context(), relatedKey{}, rs)))
+	})
+}
+
+// relateSession is mcp-go's HTTP context function: it gives a request
+// with a relatedStream a session whose notifications go there.
+func relateSession(mcpServer *server.MCPServer) server.HTTPContextFunc {
+	return func(ctx context.Context, r *http.Request) context.Context {
+		rs, ok := r.Context().Value(relatedKey{}).(*relatedStream)
+		if !ok {
+			return ctx
+		}
+		cs, ok := server.ClientSessionFromContext(ctx).(streamSession)
+		if !ok {
+			// mcp-go's session is not what this was written for: its
+			// notifications go where mcp-go sends them.
+			return ctx
+		}
+		return mcpServer.WithContext(ctx, &relatedSession{streamSession: cs, ch: rs.ch})
+	}
+}
+
+// streamSession is what mcp-go v1.2.1's streamable HTTP session is: a
+// relatedSession is each of these, as the session it stands for.
+type streamSession interface {
+	server.SessionWithClientInfo
+	server.SessionWithProtocolVersion
+	server.SessionWithLogging
+	server.SessionWithTools
+	server.SessionWithResources
+	server.SessionWithResourceTemplates
+	server.SessionWithStreamableHTTPConfig
+	server.SessionWithSubscriptionFilter
+	server.SessionWithSampling
+	server.SessionWithElicitation
+	server.SessionWithRoots
+}
+
+// relatedSession is a session as one request's handler sees it: the
+// session itself, but for where its notifications go.
+type relatedSession struct {
+	streamSession
+	ch chan mcp.JSONRPCNotification
+}
+
+func (s *relatedSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.ch }
+
+// relay writes the request's notifications to its response as they
+// come, until finish; then it writes those still waiting and ends.
+func (rs *relatedStream) relay() {
+	defer close(rs.exited)
+	for {
+		select {
+		case n := <-rs.ch:
+			rs.writeEvent(n)
+		case <-rs.stop:
+			for {
+				select {
+				case n := <-rs.ch:
+					rs.writeEvent(n)
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+// finish stops the relay once it has written every notification sent so
+// far. It is called before the answer is written: the handler has
+// returned, so every notification it sent is in the channel or written.
+func (rs *relatedStream) finish() {
+	rs.once.Do(func() { close(rs.stop) })
+	<-rs.exited
+}
+
+// writeEvent writes n as an event, making the response an event stream
+// if it is not one yet, as mcp-go does for its own first notification.
+func (rs *relatedStream) writeEvent(n mcp.JSONRPCNotification) {
+	data, err := json.Marshal(n)
+	if err != nil {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.wroteHeader {
+		h := rs.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("Connection", "keep-alive")
+		rs.writeHeader(http.StatusOK)
+	}
+	// A failed write is the client gone: mcp-go's own writes fail too.
+	_, _ = rs.w.Write(append(append(append(make([]byte, 0, len(data)+len(eventPrefix)+2), eventPrefix...), data...), "\n\n"...))
+	if f, ok := rs.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (rs *relatedStream) Header() http.Header { return rs.hdr }
+
+// WriteHeader passes mcp-go's status on, unless the relay has already
+// begun the response (mcp-go's second WriteHeader would be logged as
+// superfluous).
+func (rs *relatedStream) WriteHeader(code int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.wroteHeader {
+		rs.writeOwnHeader(code)
+	}
+}
+
+// writeOwnHeader writes the header mcp-go set.
+func (rs *relatedStream) writeOwnHeader(code int) {
+	maps.Copy(rs.w.Header(), rs.hdr)
+	rs.writeHeader(code)
+}
+
+func (rs *relatedStream) writeHeader(code int) {
+	rs.wroteHeader = true
+	rs.sse = rs.w.Header().Get("Content-Type") == "text/event-stream"
+	rs.w.WriteHeader(code)
+}
+
+// Write writes what mcp-go writes; before the answer, the notifications
+// still waiting. An answer mcp-go writes as JSON on a response the relay
+// has made an event stream becomes an event (mcp-go upgrades its own
+// answer once the handler has sent a notification, so this is a fallback).
+func (rs *relatedStream) Write(p []byte) (int, error) {
+	if isAnswer(p) {
+		rs.finish()
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if !rs.wroteHeader {
+		rs.writeOwnHeader(http.StatusOK)
+	}
+	if rs.sse && len(p) > 0 && p[0] == '{' {
+		event := append(append(append(make([]byte, 0, len(p)+len(eventPrefix)+1), eventPrefix...), bytes.TrimRight(p, "\n")...), "\n\n"...)
+		if _, err := rs.w.Write(event); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return rs.w.Write(p)
+}
+
+func (rs *relatedStream) Flush() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if f, ok := rs.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (rs *relatedStream) Unwrap() http.ResponseWriter { return rs.w }
+
+// isAnswer reports whether p, a write of mcp-go's, is a JSON-RPC response
+// (its "result" or "error" right after the ID), as JSON or as an event.
+func isAnswer(p []byte) bool {
+	body := bytes.TrimPrefix(p, eventPrefix)
+	rest, ok := bytes.CutPrefix(body, responsePrefix)
+	if !ok {
+		return false
+	}
+	n := idLength(rest)
+	return n > 0 && (bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], []byte(`,"error":`)))
+}
