@@ -24,6 +24,7 @@ type Call struct {
 	p      *Proxy
 	id     string
 	pol    *Policy
+	dlp    *dlp
 	lim    Limits
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -48,7 +49,7 @@ type Call struct {
 func (p *Proxy) Call(callID string, pol *Policy, lim Limits) *Call {
 	lim = lim.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Call{p: p, id: callID, pol: pol, lim: lim, ctx: ctx, cancel: cancel,
+	c := &Call{p: p, id: callID, pol: pol, dlp: &dlp{conf: pol.dlp, scan: p.opts.Scan}, lim: lim, ctx: ctx, cancel: cancel,
 		open: map[interface{ Close() error }]struct{}{}}
 	c.upLeft.Store(lim.MaxBytesUp)
 	c.downLeft.Store(lim.MaxBytesDown)
@@ -115,6 +116,11 @@ func (c *Call) resolve(ctx context.Context, t target) ([]netip.Addr, error) {
 	}
 	if err := c.pol.permitted(t); err != nil {
 		return nil, err // refused before the name is looked up
+	}
+	if base := c.pol.wildcardBase(t.host, t.port); base != "" && c.dlp.on() {
+		if err := c.dlp.hostname(t.host, base); err != nil {
+			return nil, err // the lookup itself would carry the data out
+		}
 	}
 	addrs, err := c.p.opts.Resolver.LookupNetIP(ctx, "ip", t.host)
 	if err != nil {
