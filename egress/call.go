@@ -207,7 +207,8 @@ func take(left *atomic.Int64, n int) int {
 }
 
 // writeRefusal answers a refused request: 403 (502 when the host could
-// not be reached) with the reason and the rule in the body.
+// not be reached) with the reason and the rule in the body, the rule in
+// X-Toolwarden-Rule and a data-loss finding in X-Toolwarden-Finding.
 func writeRefusal(w io.Writer, err error) {
 	status := http.StatusForbidden
 	rule := ruleOf(err, RuleDial)
@@ -215,6 +216,10 @@ func writeRefusal(w io.Writer, err error) {
 		status = http.StatusBadGateway
 	}
 	body := err.Error() + "\n"
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Toolwarden-Rule: %s\r\nConnection: close\r\nContent-Length: %s\r\n\r\n%s",
-		status, http.StatusText(status), rule, strconv.Itoa(len(body)), body)
+	extra := ""
+	if id := findingOf(err); id != "" {
+		extra = "X-Toolwarden-Finding: " + id + "\r\n"
+	}
+	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Toolwarden-Rule: %s\r\n%sConnection: close\r\nContent-Length: %s\r\n\r\n%s",
+		status, http.StatusText(status), rule, extra, strconv.Itoa(len(body)), body)
 }

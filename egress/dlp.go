@@ -66,27 +66,26 @@ func findingOf(err error) string {
 // rules also pin the length of what follows, as a repository scanner
 // must to spare people false alarms; a token cut short or padded, on its
 // way out, is still the vendor's token.
+// Each expression runs only on text holding one of its literal
+// prefixes (strings.Contains is fast; Go's regexp is not).
 var vendorTokens = []struct {
-	id string
-	re *regexp.Regexp
+	id       string
+	prefixes []string
+	re       *regexp.Regexp
 }{
-	{"github-token-prefix", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
-	{"gitlab-token-prefix", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`)},
-	{"slack-token-prefix", regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"openai-token-prefix", regexp.MustCompile(`\bsk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}`)},
-	{"stripe-token-prefix", regexp.MustCompile(`\b[rs]k_(?:live|test|prod)_[A-Za-z0-9_]{10,}`)},
-	{"sendgrid-token-prefix", regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
-	{"aws-access-key-prefix", regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{"github-token-prefix", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
+	{"gitlab-token-prefix", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`)},
+	{"slack-token-prefix", []string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{"openai-token-prefix", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}`)},
+	{"stripe-token-prefix", []string{"k_live_", "k_test_", "k_prod_"}, regexp.MustCompile(`\b[rs]k_(?:live|test|prod)_[A-Za-z0-9_]{10,}`)},
+	{"sendgrid-token-prefix", []string{"SG."}, regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
+	{"aws-access-key-prefix", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 }
 
-var (
-	// base64Run and hexRun are the candidates decoded: at least 12 bytes
-	// of data, hex in pairs with at most one separator between.
-	base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
-	hexRun    = regexp.MustCompile(`(?:[0-9A-Fa-f]{2}[-:. ]?){12,}`)
-	cardRun   = regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`)
-	pctEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
-)
+var pctEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+
+// maxCandidates bounds the encoded runs decoded in one text.
+const maxCandidates = 64
 
 // maxDecode is how many times a target is percent-decoded; one still
 // percent-encoded after that is refused (nobody legitimately encodes a
@@ -115,11 +114,11 @@ func (d *dlp) secrets(s string) (string, error) {
 		}
 	}
 	for _, v := range vendorTokens {
-		if v.re.MatchString(s) {
+		if slices.ContainsFunc(v.prefixes, func(p string) bool { return strings.Contains(s, p) }) && v.re.MatchString(s) {
 			return v.id, nil
 		}
 	}
-	for _, m := range cardRun.FindAllString(s, -1) {
+	for _, m := range runs(s, isCardByte, 13) {
 		if cardNumber(m) {
 			return dlpCard, nil
 		}
@@ -134,20 +133,23 @@ func (d *dlp) text(s string) (id, how string, err error) {
 	if id, err := d.secrets(s); id != "" || err != nil {
 		return id, "", err
 	}
-	for _, m := range base64Run.FindAllString(s, 64) {
+	for _, m := range runs(s, isBase64Byte, 16) {
 		if b, ok := decodeBase64(m); ok {
 			if id, how, err := d.decoded(b, "base64"); id != "" || err != nil {
 				return id, how, err
 			}
 		}
 	}
-	for _, m := range hexRun.FindAllString(s, 64) {
+	for _, m := range runs(s, isHexByte, 24) {
 		digits := strings.Map(func(r rune) rune {
 			if strings.ContainsRune("-:. ", r) {
 				return -1
 			}
 			return r
 		}, m)
+		if len(digits) < 24 {
+			continue
+		}
 		if b, err := hex.DecodeString(digits[:len(digits)&^1]); err == nil {
 			if id, how, err := d.decoded(b, "hex"); id != "" || err != nil {
 				return id, how, err
@@ -562,3 +564,41 @@ func carry(from, to error) error {
 	}
 	return to
 }
+
+// runs are the maximal runs of s's bytes in a class, at least min long
+// (not counting separators at their ends), at most maxCandidates of them;
+// a base64 run takes up to two "=" after it.
+func runs(s string, in func(byte) bool, min int) []string {
+	var out []string
+	for i := 0; i < len(s) && len(out) < maxCandidates; {
+		if !in(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && in(s[j]) {
+			j++
+		}
+		if r := strings.Trim(s[i:j], "-:. "); len(r) >= min {
+			if in('A') { // base64: with its padding
+				for k := j; k < len(s) && k < j+2 && s[k] == '='; k++ {
+					j = k + 1
+				}
+			}
+			out = append(out, s[i:j])
+		}
+		i = j
+	}
+	return out
+}
+
+// isBase64Byte: either alphabet (the padding is taken by runs).
+func isBase64Byte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '_' || c == '-'
+}
+
+// isHexByte: hex digits and the separators of delimited hex.
+func isHexByte(c byte) bool { return isHex(c) || c == '-' || c == ':' || c == '.' || c == ' ' }
+
+// isCardByte: digits and the separators of a written card number.
+func isCardByte(c byte) bool { return c >= '0' && c <= '9' || c == ' ' || c == '-' }

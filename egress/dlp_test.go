@@ -172,6 +172,7 @@ func TestDLPPlainHTTP(t *testing.T) {
 			}
 			require.Equal(t, http.StatusForbidden, resp.StatusCode, got)
 			require.Equal(t, egress.RuleDLP, resp.Header.Get("X-Toolwarden-Rule"))
+			require.Equal(t, tt.finding, resp.Header.Get("X-Toolwarden-Finding"))
 			require.Contains(t, got, "("+tt.finding+")")
 			require.False(t, ev.Allowed)
 			require.Equal(t, egress.RuleDLP, ev.Rule)
