@@ -32,7 +32,13 @@ func dlpClient(b *testing.B, on bool, h http.Handler) (*http.Client, string) {
 	})
 	pool := ca.Pool()
 	pool.AppendCertsFromPEM(r.proxy.CAPEM())
-	return r.client(pool), "https://localhost:" + port
+	c, base := r.client(pool), "https://localhost:"+port
+	resp, err := c.Get(base + "/warm-up") // the filter's rules compile on first use
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	return c, base
 }
 
 var onOff = map[bool]string{false: "dlp-off", true: "dlp-on"}
