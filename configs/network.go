@@ -28,6 +28,66 @@ type Network struct {
 	// UpstreamCAFile is a PEM file of extra roots the proxy trusts toward
 	// brokered hosts, beside the system's.
 	UpstreamCAFile string `mapstructure:"upstream_ca_file" yaml:"upstream_ca_file"`
+	// DLP is what the proxy looks for in the requests it can read and in
+	// the names it is asked for; on by default (docs/egress.md).
+	DLP NetworkDLP `mapstructure:"dlp" yaml:"dlp"`
+}
+
+// NetworkDLP tunes the egress proxy's data-loss checks of one block. The
+// zero value is the default: every check on.
+type NetworkDLP struct {
+	// Off turns every check off for the block: a widening, logged.
+	Off bool `mapstructure:"off" yaml:"off"`
+	// MaxBodyBytes is how much of a request body is scanned; a longer
+	// body is refused rather than passed on unscanned. Default 8 MiB.
+	MaxBodyBytes int64 `mapstructure:"max_body_bytes" yaml:"max_body_bytes"`
+	// URLEntropy is the entropy, in bits per character, from which a path
+	// segment or query value of 24 or more characters mixing upper case,
+	// lower case and digits is refused as encoded data. Default 4.5; a
+	// negative value turns the check off.
+	URLEntropy float64 `mapstructure:"url_entropy" yaml:"url_entropy"`
+	// Hostnames bound the labels a name may have below the domain of the
+	// wildcard entry that allows it.
+	Hostnames HostnameDLP `mapstructure:"hostnames" yaml:"hostnames"`
+}
+
+// HostnameDLP bounds the labels below a wildcard entry's domain: "a.b" in
+// a.b.example.com allowed by *.example.com. Names allowed by an exact
+// entry are not checked: nothing in them is the sandbox's choice.
+type HostnameDLP struct {
+	// MaxLabels is how many labels may sit below the domain; default 3.
+	MaxLabels int `mapstructure:"max_labels" yaml:"max_labels"`
+	// Entropy is the entropy, in bits per character, from which a label
+	// of 20 or more letters and digits (both) is refused as encoded data;
+	// default 3.8, negative turns the check off. Hex labels of 16 or more
+	// digits, base32 labels of 16 or more, and hex labels that decode to
+	// text are refused whatever this says.
+	Entropy float64 `mapstructure:"entropy" yaml:"entropy"`
+}
+
+// DLP defaults (NetworkDLP's zero fields).
+const (
+	DefaultDLPMaxBodyBytes      = 8 << 20
+	DefaultDLPURLEntropy        = 4.5
+	DefaultDLPHostnameMaxLabels = 3
+	DefaultDLPHostnameEntropy   = 3.8
+)
+
+// WithDefaults is d with every zero field at its default.
+func (d NetworkDLP) WithDefaults() NetworkDLP {
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = DefaultDLPMaxBodyBytes
+	}
+	if d.URLEntropy == 0 {
+		d.URLEntropy = DefaultDLPURLEntropy
+	}
+	if d.Hostnames.MaxLabels <= 0 {
+		d.Hostnames.MaxLabels = DefaultDLPHostnameMaxLabels
+	}
+	if d.Hostnames.Entropy == 0 {
+		d.Hostnames.Entropy = DefaultDLPHostnameEntropy
+	}
+	return d
 }
 
 // Credential is one secret the egress proxy puts into one header of the
@@ -189,6 +249,12 @@ func (n Network) validate(key string, add func(string, string, ...any)) {
 	for i, c := range n.Credentials {
 		c.validate(fmt.Sprintf("%s.credentials[%d]", key, i), allows, seen, add)
 	}
+	if n.DLP.MaxBodyBytes < 0 {
+		add(key+".dlp.max_body_bytes", "%d is negative (0 means the default, %d)", n.DLP.MaxBodyBytes, DefaultDLPMaxBodyBytes)
+	}
+	if n.DLP.Hostnames.MaxLabels < 0 {
+		add(key+".dlp.hostnames.max_labels", "%d is negative (0 means the default, %d)", n.DLP.Hostnames.MaxLabels, DefaultDLPHostnameMaxLabels)
+	}
 	if f := n.UpstreamCAFile; f != "" {
 		if _, err := n.UpstreamRoots(); err != nil {
 			add(key+".upstream_ca_file", "%v", err)
@@ -266,6 +332,9 @@ func networkWidenings(key, origin string, n Network) []string {
 	out := []string{fmt.Sprintf("%s.allow opens the sandbox's network to %v through the egress proxy (from %s)", key, n.Allow, origin)}
 	for _, c := range n.Credentials {
 		out = append(out, fmt.Sprintf("%s.credentials: the egress proxy puts the value of %s into the %s header of requests to %s", key, credentialSource(c), c.Header, c.Host))
+	}
+	if n.DLP.Off {
+		out = append(out, fmt.Sprintf("%s.dlp.off: the egress proxy lets secrets and encoded data out in the requests and names it can read (from %s)", key, origin))
 	}
 	return out
 }

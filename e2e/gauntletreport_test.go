@@ -36,13 +36,18 @@ var notApplicable = [][2]string{
 
 // containedBy says, per category run, what counts as contained.
 var containedBy = map[string]string{
-	"mcp_tool":         "definition withheld from tools/list (flagged by the output filter, or changed since its pin); a poisoned result flagged",
-	"mcp_input":        "call refused (a secret in the arguments of a tool that sends out) or flagged (markers in the arguments, `_meta` `arguments`)",
-	"mcp_chain":        "a step refused or flagged as for mcp_input (no sequence memory)",
-	"response_fetch":   "flagged: a warning, a redaction or a defanged image in the result's `_meta` (the text still reaches the model, labelled untrusted)",
-	"response_mitm":    "as response_fetch: the body as an upstream tool's output (no TLS interception needed)",
-	"encoding_evasion": "MCP cases as mcp_input; URL cases need the egress proxy",
-	"false_positive":   "benign: passes with no finding at all (offered, called, not flagged)",
+	"mcp_tool":              "definition withheld from tools/list (flagged by the output filter, or changed since its pin); a poisoned result flagged",
+	"mcp_input":             "call refused (a secret in the arguments of a tool that sends out) or flagged (markers in the arguments, `_meta` `arguments`)",
+	"mcp_chain":             "a step refused or flagged as for mcp_input (no sequence memory)",
+	"response_fetch":        "flagged: a warning, a redaction or a defanged image in the result's `_meta` (the text still reaches the model, labelled untrusted)",
+	"response_mitm":         "as response_fetch: the body as an upstream tool's output (no TLS interception needed)",
+	"encoding_evasion":      "MCP cases as mcp_input; URL cases refused by the egress proxy's data-loss checks (403 `egress.dlp`), decoded from percent-encoding, base64 and hex",
+	"false_positive":        "benign: passes with no finding at all (offered, called, not flagged; a URL reaches the local server through the proxy)",
+	"url":                   "refused by the egress proxy (403): `egress.dlp` for what the URL carries or its name encodes, the allowlist for a host not listed, `egress.target`/the allowlist for an IP literal",
+	"headers":               "refused by the egress proxy's data-loss checks (403 `egress.dlp`), headers scanned before any credential is put in",
+	"request_body":          "refused by the egress proxy's data-loss checks (403 `egress.dlp`), the body scanned in windows before it is passed on",
+	"hostname_exfiltration": "refused by the egress proxy (403 `egress.dlp`) before the name is looked up: labels of hex, base32 or random data, or too many, below a wildcard entry's domain",
+	"ssrf_bypass":           "refused by the egress proxy (403): an IP literal not listed exactly (the allowlist) or not plainly spelt (`egress.target`)",
 }
 
 // toolVersion is the built binary's version.

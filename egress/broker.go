@@ -39,7 +39,7 @@ func (c *Call) broker(f *flow, t target, creds []credential, replay io.Reader) {
 		head.N = 1 << 62
 		resp, err := c.forwardBrokered(f, t, creds, req)
 		if err != nil {
-			f.ev.Allowed, f.ev.Rule = false, ruleOf(err, RuleDial)
+			f.ev.Allowed, f.ev.Rule, f.ev.Finding = false, ruleOf(err, RuleDial), findingOf(err)
 			writeRefusal(tc, err)
 			return
 		}
@@ -58,6 +58,9 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 	if !sameHost(req.Host, t, 443) {
 		return nil, refusal(RuleTarget, "Host %q is not the CONNECT's host %s", truncate(req.Host), t)
 	}
+	if err := c.checkDLP(req); err != nil {
+		return nil, err // before the credential is put in: its value is never scanned
+	}
 	injected, err := c.injectHeaders(req.Header, t.host)
 	if err != nil {
 		return nil, err
@@ -70,15 +73,20 @@ func (c *Call) forwardBrokered(f *flow, t target, creds []credential, req *http.
 	out.Header.Set("Accept-Encoding", "identity")
 	body := newGuard(req.Body, c.placeholders(), refusal(creds[0].rule, "a credential placeholder in the request body; placeholders go in their header only"))
 	out.Body = body
+	var scanned *dlpBody
+	if c.dlp.on() {
+		scanned = newDLPBody(body, c.dlp)
+		out.Body = scanned
+	}
 	resp, err := c.transport.RoundTrip(out)
-	if body.tripped {
+	if hit := tripped(body, scanned); hit != nil {
 		if err == nil {
 			resp.Body.Close()
 		}
-		return nil, body.hit
+		return nil, hit
 	}
 	if err != nil {
-		return nil, refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err))
+		return nil, carry(err, refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err)))
 	}
 	f.ev.CredentialInjected = f.ev.CredentialInjected || injected
 	if err := c.checkResponse(resp, creds[0].rule); err != nil {

@@ -24,6 +24,7 @@ type Call struct {
 	p      *Proxy
 	id     string
 	pol    *Policy
+	dlp    *dlp
 	lim    Limits
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -48,7 +49,7 @@ type Call struct {
 func (p *Proxy) Call(callID string, pol *Policy, lim Limits) *Call {
 	lim = lim.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &Call{p: p, id: callID, pol: pol, lim: lim, ctx: ctx, cancel: cancel,
+	c := &Call{p: p, id: callID, pol: pol, dlp: &dlp{conf: pol.dlp, scan: p.opts.Scan}, lim: lim, ctx: ctx, cancel: cancel,
 		open: map[interface{ Close() error }]struct{}{}}
 	c.upLeft.Store(lim.MaxBytesUp)
 	c.downLeft.Store(lim.MaxBytesDown)
@@ -115,6 +116,11 @@ func (c *Call) resolve(ctx context.Context, t target) ([]netip.Addr, error) {
 	}
 	if err := c.pol.permitted(t); err != nil {
 		return nil, err // refused before the name is looked up
+	}
+	if base := c.pol.wildcardBase(t.host, t.port); base != "" && c.dlp.on() {
+		if err := c.dlp.hostname(t.host, base); err != nil {
+			return nil, err // the lookup itself would carry the data out
+		}
 	}
 	addrs, err := c.p.opts.Resolver.LookupNetIP(ctx, "ip", t.host)
 	if err != nil {
@@ -216,7 +222,8 @@ func take(left *atomic.Int64, n int) int {
 }
 
 // writeRefusal answers a refused request: 403 (502 when the host could
-// not be reached) with the reason and the rule in the body.
+// not be reached) with the reason and the rule in the body, the rule in
+// X-Toolwarden-Rule and a data-loss finding in X-Toolwarden-Finding.
 func writeRefusal(w io.Writer, err error) {
 	status := http.StatusForbidden
 	rule := ruleOf(err, RuleDial)
@@ -224,6 +231,10 @@ func writeRefusal(w io.Writer, err error) {
 		status = http.StatusBadGateway
 	}
 	body := err.Error() + "\n"
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Toolwarden-Rule: %s\r\nConnection: close\r\nContent-Length: %s\r\n\r\n%s",
-		status, http.StatusText(status), rule, strconv.Itoa(len(body)), body)
+	extra := ""
+	if id := findingOf(err); id != "" {
+		extra = "X-Toolwarden-Finding: " + id + "\r\n"
+	}
+	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Toolwarden-Rule: %s\r\n%sConnection: close\r\nContent-Length: %s\r\n\r\n%s",
+		status, http.StatusText(status), rule, extra, strconv.Itoa(len(body)), body)
 }

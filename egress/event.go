@@ -16,8 +16,12 @@ type Event struct {
 	Rule               string
 	BytesUp, BytesDown int64
 	CredentialInjected bool
-	Start              time.Time
-	Duration           time.Duration
+	// Finding is, on a refusal by RuleDLP, what found it: the secret
+	// scanner's rule ID (gitleaks') or one of the proxy's own checks. It
+	// never holds what was found.
+	Finding  string
+	Start    time.Time
+	Duration time.Duration
 }
 
 // The rules that are not a config key of the network block.

@@ -117,6 +117,7 @@ func (f *flow) Close() error {
 func (f *flow) refuse(err error) {
 	f.ev.Allowed = false
 	f.ev.Rule = ruleOf(err, RuleDial)
+	f.ev.Finding = findingOf(err)
 	writeRefusal(f, err)
 }
 

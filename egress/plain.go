@@ -30,16 +30,21 @@ func (c *Call) plain(f *flow, req *http.Request) {
 	out.Close = true
 	body := newGuard(req.Body, c.placeholders(), refusal(RuleTarget, "a credential placeholder in a plain http request"))
 	out.Body = body
+	var scanned *dlpBody
+	if c.dlp.on() {
+		scanned = newDLPBody(body, c.dlp)
+		out.Body = scanned
+	}
 	resp, err := c.transport.RoundTrip(out)
-	if body.tripped {
+	if hit := tripped(body, scanned); hit != nil {
 		if err == nil {
 			resp.Body.Close()
 		}
-		f.refuse(body.hit)
+		f.refuse(hit)
 		return
 	}
 	if err != nil {
-		f.refuse(refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err)))
+		f.refuse(carry(err, refusal(ruleOf(err, RuleDial), "%s: %v", t, unwrapRefusal(err))))
 		return
 	}
 	defer resp.Body.Close()
@@ -58,6 +63,9 @@ func (c *Call) checkPlain(req *http.Request, t target) error {
 		}
 	}
 	if err := c.placeholderIn(req.RequestURI); err != nil {
+		return err
+	}
+	if err := c.checkDLP(req); err != nil {
 		return err
 	}
 	for _, vs := range req.Header {

@@ -18,6 +18,7 @@ type Policy struct {
 	creds  []credential
 	roots  *x509.CertPool
 	permit Permit
+	dlp    configs.NetworkDLP // with defaults
 }
 
 // Permit says whether the caller of one call may connect to host:port
@@ -53,7 +54,7 @@ func (secret) GoString() string { return "[redacted]" }
 // tools[3].network, upstreams[0].network). Credential values are read now,
 // from getenv (the server's environment: os.Getenv) or their file.
 func NewPolicy(key string, n configs.Network, getenv func(string) string) (*Policy, error) {
-	p := &Policy{key: key}
+	p := &Policy{key: key, dlp: n.DLP.WithDefaults()}
 	for i, e := range n.Allow {
 		a, err := configs.ParseNetAllow(e)
 		if err != nil {

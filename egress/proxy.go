@@ -23,6 +23,9 @@ type Options struct {
 	// OnEvent receives one Event per connection, when it ends. It must
 	// not block for long: it runs on the connection's goroutine.
 	OnEvent func(Event)
+	// Scan finds secrets for the data-loss checks (dlp.go); nil leaves
+	// those checks to the proxy's own rules.
+	Scan Scanner
 	// CAValidity is how long the ephemeral CA is valid; default 7 days.
 	// The server makes a new one at each start.
 	CAValidity time.Duration

@@ -38,12 +38,13 @@ type rigOpts struct {
 	env      map[string]string
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 	permit   egress.Permit
+	scan     egress.Scanner
 }
 
 func newRig(t testing.TB, o rigOpts) *rig {
 	t.Helper()
 	r := &rig{}
-	p, err := egress.New(egress.Options{Resolver: o.resolver, Dial: o.dial, OnEvent: func(e egress.Event) {
+	p, err := egress.New(egress.Options{Resolver: o.resolver, Dial: o.dial, Scan: o.scan, OnEvent: func(e egress.Event) {
 		r.mu.Lock()
 		r.events = append(r.events, e)
 		r.mu.Unlock()

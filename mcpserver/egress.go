@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/egress"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools/exec"
@@ -73,13 +76,34 @@ func newEgressHub(cfg configs.Config, auditor guard.Auditor, log *slog.Logger, o
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
 	h := &egressHub{audit: auditor, log: log, metrics: obs.Egress, prefix: "c" + hex.EncodeToString(nonce[:]) + "-"}
-	p, err := egress.New(egress.Options{OnEvent: h.record})
+	scan, err := secretScanner()
+	if err != nil {
+		return nil, err
+	}
+	p, err := egress.New(egress.Options{OnEvent: h.record, Scan: scan})
 	if err != nil {
 		return nil, fmt.Errorf("egress proxy: %w", err)
 	}
 	h.proxy = p
 	log.Info("egress proxy ready: sandboxes reach their network blocks' hosts through it")
 	return h, nil
+}
+
+// secretScanner is the output filter's secret scanning, for the proxy's
+// data-loss checks (egress/dlp.go): the rules that find secrets in what
+// a call sends out as an argument (argscan.go) find them in what its
+// sandbox sends out through the proxy. It redacts whatever
+// output_filter.disable_redaction says, as argScan's does: sending a
+// secret out is not what that widening is about.
+func secretScanner() (egress.Scanner, error) {
+	f, err := outfilter.New(outfilter.Options{Redact: true, StripInvisible: true})
+	if err != nil {
+		return nil, fmt.Errorf("egress proxy: %w", err)
+	}
+	return func(s string) ([]string, error) {
+		_, rep, err := f.Argument(s)
+		return slices.Sorted(maps.Keys(rep.Redactions)), err
+	}, nil
 }
 
 // bind gives the hub the guard that decides the callers' net:connect
@@ -169,7 +193,7 @@ func (h *egressHub) record(ev egress.Event) {
 	ec, _ := h.calls.Load(ev.CallID)
 	c, _ := ec.(*egressCall)
 	e := audit.Entry{Session: "-", Tool: "-", ArgsSHA256: "-", Call: ev.CallID, Host: ev.Host, Port: int(ev.Port), Addr: ev.Addr,
-		BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, CredentialInjected: ev.CredentialInjected, Rule: ev.Rule,
+		BytesUp: ev.BytesUp, BytesDown: ev.BytesDown, CredentialInjected: ev.CredentialInjected, Rule: ev.Rule, Code: ev.Finding,
 		Outcome: audit.OutcomeEgressDenied, DurationMS: float64(ev.Duration.Microseconds()) / 1000}
 	if c != nil {
 		e.Session, e.Identity, e.Trusted, e.Tool = c.call.Session, c.call.Identity, c.call.Trusted, c.call.Tool

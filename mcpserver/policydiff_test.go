@@ -102,3 +102,12 @@ func TestPolicyDiffNetworkHosts(t *testing.T) {
 	back := diffOf(t, "exec:\n  network:\n    allow: [\"pypi.org:443\"]\n", "exec:\n  network:\n    allow: []\n")
 	require.Contains(t, items(back.Narrowings), `network  exec.network.allow "pypi.org:443"`)
 }
+
+// TestPolicyDiffDLPOff: turning a served block's data-loss checks off is
+// a widening, on again a narrowing.
+func TestPolicyDiffDLPOff(t *testing.T) {
+	on := "exec:\n  network:\n    allow: [\"pypi.org:443\"]\n"
+	off := on + "    dlp:\n      off: true\n"
+	require.Contains(t, items(diffOf(t, on, off).Widenings), "network  exec.network.dlp.off")
+	require.Contains(t, items(diffOf(t, off, on).Narrowings), "network  exec.network.dlp.off")
+}

@@ -9,7 +9,8 @@ import (
 // diffNetwork compares the network blocks the egress proxy serves:
 // exec.network and each declared cli tool's, by name. A host:port added
 // to an allow list, and a credential the proxy newly puts into a host's
-// requests (by header name, never its value), are widenings.
+// requests (by header name, never its value), are widenings; so is
+// turning the proxy's data-loss checks off.
 func (d *PolicyDiff) diffNetwork(o, n configs.Config) {
 	d.network("exec.network", o.Exec.Network, n.Exec.Network)
 	old := cliNetworks(o)
@@ -26,6 +27,10 @@ func (d *PolicyDiff) diffNetwork(o, n configs.Config) {
 func (d *PolicyDiff) network(key string, o, n configs.Network) {
 	d.list("network", key+".allow", o.Allow, n.Allow, true)
 	d.list("network", key+".credentials", brokered(o), brokered(n), true)
+	if o.DLP.Off != n.DLP.Off && (o.Enabled() || n.Enabled()) {
+		d.add(rankIf(o.DLP.Off), rankIf(n.DLP.Off), Change{Kind: "network", Item: key + ".dlp.off",
+			Old: fmt.Sprint(o.DLP.Off), New: fmt.Sprint(n.DLP.Off)})
+	}
 }
 
 // brokered names each credential as "host header", never its value.
