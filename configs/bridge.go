@@ -16,6 +16,11 @@ type Bridge struct {
 	Currency string       `mapstructure:"currency" yaml:"currency"`
 	Prices   []ModelPrice `mapstructure:"prices" yaml:"prices"`
 	Budget   BridgeBudget `mapstructure:"budget" yaml:"budget"`
+	// APIKeyEnv, APIKeyFile or APIKeyVault holds the Gemini API key
+	// (secrets.go); none set is GEMINI_API_KEY, else GOOGLE_API_KEY.
+	APIKeyEnv   string `mapstructure:"api_key_env" yaml:"api_key_env"`
+	APIKeyFile  string `mapstructure:"api_key_file" yaml:"api_key_file"`
+	APIKeyVault string `mapstructure:"api_key_vault" yaml:"api_key_vault"`
 }
 
 // ModelPrice is one model's price per million tokens. A list rather than
@@ -59,6 +64,9 @@ func (b Bridge) validate(add func(string, string, ...any)) {
 	}
 	amount(add, "bridge.budget.max_per_run", b.Budget.MaxPerRun, false)
 	amount(add, "bridge.budget.max_per_call", b.Budget.MaxPerCall, false)
+	if b.APIKeyEnv != "" && !envVarName.MatchString(b.APIKeyEnv) {
+		add("bridge.api_key_env", "is not an environment variable name; name the variable that holds the key, never the key itself")
+	}
 	if b.Budget != (BridgeBudget{}) && len(b.Prices) == 0 {
 		add("bridge.budget", "a budget needs bridge.prices to count spend against")
 	}
