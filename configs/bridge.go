@@ -12,6 +12,8 @@ import (
 // Amounts are decimal text ("0.30"), read into integer micro-units, never
 // floats.
 type Bridge struct {
+	// SecretSources is where the API key comes from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
 	// Currency is the ISO 4217 code the prices and budget are in (USD).
 	Currency string       `mapstructure:"currency" yaml:"currency"`
 	Prices   []ModelPrice `mapstructure:"prices" yaml:"prices"`

@@ -137,7 +137,9 @@ type Audit struct {
 
 // HTTP configures the streamable HTTP and SSE transports.
 type HTTP struct {
-	Addr string `mapstructure:"addr" yaml:"addr"`
+	// SecretSources is where the tokens come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
+	Addr          string `mapstructure:"addr" yaml:"addr"`
 	// TokenFile or TokenVault holds the bearer token when
 	// TOOLWARDEN_HTTP_TOKEN does not (secrets.go).
 	TokenFile          string        `mapstructure:"token_file" yaml:"token_file"`

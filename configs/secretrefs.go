@@ -40,6 +40,7 @@ func (c *Config) bindSecrets() {
 	b := SecretSources{&s}
 	c.Graph.SecretSources, c.Artifacts.SecretSources, c.Cluster.SecretSources = b, b, b
 	c.Approval.Webhook.SecretSources, c.HTTP.OAuth.Introspection.SecretSources = b, b
+	c.HTTP.SecretSources, c.Bridge.SecretSources = b, b
 }
 
 // Sources returns the secret sources Load bound to c's sections.
