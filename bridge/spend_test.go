@@ -145,3 +145,16 @@ func TestSummaryKeepsRequiredTurns(t *testing.T) {
 	assert.Contains(t, h.log.String(), "earlier turns summarised")
 	assert.Contains(t, h.activity.String(), "$ summary 0.00069 USD")
 }
+
+// TestPriceTiers: a prompt longer than a tier's threshold is priced, all
+// of it, at that tier (Gemini 2.5 Pro: 1.25/10.00 up to 200k prompt
+// tokens, 2.50/15.00 above).
+func TestPriceTiers(t *testing.T) {
+	p := bridge.Price{Input: 1_250_000, Output: 10_000_000,
+		Tiers: []bridge.Tier{{Above: 200_000, Input: 2_500_000, Output: 15_000_000}}}
+	assert.Equal(t, money.Amount(250_000+1_000_000), p.Cost(bridge.Usage{Prompt: 200_000, Candidates: 100_000}), "at the threshold: the base price")
+	assert.Equal(t, money.Amount(500_003+1_500_000), p.Cost(bridge.Usage{Prompt: 200_001, Candidates: 100_000}), "one token past it: all at the tier's")
+	p.Tiers = append(p.Tiers, bridge.Tier{Above: 1_000_000, Input: 5_000_000, Output: 20_000_000, CachedInput: 1_000_000})
+	assert.Equal(t, money.Amount(5_000_000+1_000_000+2_000_000), p.Cost(bridge.Usage{Prompt: 2_000_000, Cached: 1_000_000, Candidates: 100_000}),
+		"the last tier passed applies, with its cached price")
+}

@@ -34,6 +34,20 @@ type ModelPrice struct {
 	// CachedInput prices the prompt tokens served from a context cache;
 	// empty is Input's price.
 	CachedInput string `mapstructure:"cached_input" yaml:"cached_input"`
+	// Tiers price a request whose prompt is longer than a tier's
+	// PromptTokens at the tier's prices instead, all of its tokens (as
+	// Gemini 2.5 Pro is priced above 200k prompt tokens); the longest
+	// tier passed applies.
+	Tiers []PriceTier `mapstructure:"tiers" yaml:"tiers"`
+}
+
+// PriceTier is a model's price per million tokens for prompts of more
+// than PromptTokens tokens.
+type PriceTier struct {
+	PromptTokens int64  `mapstructure:"prompt_tokens" yaml:"prompt_tokens"`
+	Input        string `mapstructure:"input" yaml:"input"`
+	Output       string `mapstructure:"output" yaml:"output"`
+	CachedInput  string `mapstructure:"cached_input" yaml:"cached_input"`
 }
 
 // BridgeBudget caps the spend of one run of the bridge (one prompt, or a
@@ -63,6 +77,17 @@ func (b Bridge) validate(add func(string, string, ...any)) {
 		amount(add, key+".input", p.Input, true)
 		amount(add, key+".output", p.Output, true)
 		amount(add, key+".cached_input", p.CachedInput, false)
+		var last int64
+		for j, tier := range p.Tiers {
+			tkey := fmt.Sprintf("%s.tiers[%d]", key, j)
+			if tier.PromptTokens <= last {
+				add(tkey+".prompt_tokens", "must be positive and larger than the tier before")
+			}
+			last = tier.PromptTokens
+			amount(add, tkey+".input", tier.Input, true)
+			amount(add, tkey+".output", tier.Output, true)
+			amount(add, tkey+".cached_input", tier.CachedInput, false)
+		}
 	}
 	amount(add, "bridge.budget.max_per_run", b.Budget.MaxPerRun, false)
 	amount(add, "bridge.budget.max_per_call", b.Budget.MaxPerCall, false)
