@@ -158,3 +158,29 @@ func TestPriceTiers(t *testing.T) {
 	assert.Equal(t, money.Amount(5_000_000+1_000_000+2_000_000), p.Cost(bridge.Usage{Prompt: 2_000_000, Cached: 1_000_000, Candidates: 100_000}),
 		"the last tier passed applies, with its cached price")
 }
+
+// TestBudgetAdmitsAtTheTierPrice: a request whose counted prompt passes a
+// tier's threshold is admitted, and its answer bounded, at the tier's
+// prices, so a long prompt cannot slip under the cap at the base price.
+func TestBudgetAdmitsAtTheTierPrice(t *testing.T) {
+	spend := usd("", "0.0100") // base 1.00/2.00; above 3000 prompt tokens 2.00/4.00
+	spend.Price.Tiers = []bridge.Tier{{Above: 3000, Input: 2 * money.Unit, Output: 4 * money.Unit}}
+	h := newHarness(t, setup{srv: noteServer(10), opts: bridge.Options{Spend: spend}},
+		fake.Turn{Parts: []map[string]any{fake.Call("n1", "note", nil)}, Usage: fake.Usage(2000, 0, 100, 0)},
+		fake.Reply(fake.Text("never sent")))
+	counts := []int{2000, 4900}
+	h.fake.CountWith(func(fake.Request) int {
+		c := counts[0]
+		if len(counts) > 1 {
+			counts = counts[1:]
+		}
+		return c
+	})
+	_, err := h.b.Ask(context.Background(), "take notes")
+	require.ErrorIs(t, err, bridge.ErrBudget, "at the base price the second prompt (4900 µ) would leave room; at the tier's (9800 µ) it does not")
+	reqs := h.fake.Requests()
+	require.Len(t, reqs, 1)
+	// 2000 tokens (and the declarations' overhead) at the base 1 µ leave
+	// about 8000 µ: 4000 output tokens at 2 µ.
+	assert.InDelta(t, 4000, maxOutputTokens(reqs[0]), 200)
+}
