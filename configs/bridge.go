@@ -110,3 +110,18 @@ func amount(add func(string, string, ...any), key, s string, required bool) {
 		add(key, "%v", err)
 	}
 }
+
+// SecretEnv names the variables holding the bridge's secrets besides
+// GEMINI_API_KEY and GOOGLE_API_KEY: api_key_env, and the Vault token's
+// variable when the key comes from Vault. A server the bridge starts
+// must not inherit them.
+func (b Bridge) SecretEnv() []string {
+	var out []string
+	if b.APIKeyEnv != "" {
+		out = append(out, b.APIKeyEnv)
+	}
+	if b.APIKeyVault != "" && b.s != nil && b.s.Vault.TokenEnv != "" {
+		out = append(out, b.s.Vault.TokenEnv)
+	}
+	return out
+}

@@ -112,3 +112,16 @@ func TestLoadBridgeValidatesAsLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "k", v, "the section's secrets are bound")
 }
+
+// SecretEnv names the variables a server the bridge starts must not see.
+func TestBridgeSecretEnv(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bridge.yaml")
+	require.NoError(t, os.WriteFile(p, []byte("bridge:\n  api_key_env: TEAM_KEY\n"), 0o600))
+	b, err := LoadBridge(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"TEAM_KEY"}, b.SecretEnv())
+	require.NoError(t, os.WriteFile(p, []byte("bridge:\n  api_key_vault: secret/data/g#k\nsecrets:\n  vault: {address: https://vault.example, token_env: BAO_TOKEN}\n"), 0o600))
+	b, err = LoadBridge(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"BAO_TOKEN"}, b.SecretEnv())
+}

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +171,26 @@ func TestGeminiBinaryBridgeFlagsRefused(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, stderr, `--metrics: "0.0.0.0:9465" is not a loopback address; pass --metrics-allow-remote`)
 	assert.Empty(t, f.Requests())
+}
+
+// TestGeminiBinaryServerCmdNeverSeesTheConfiguredKey: with the key in a
+// variable --bridge-config's bridge.api_key_env names, and the Vault
+// token's variable, a --server-cmd server inherits neither.
+func TestGeminiBinaryServerCmdNeverSeesTheConfiguredKey(t *testing.T) {
+	t.Parallel()
+	ws, env := geminiWorkspace(t)
+	f := readHelloScript()
+	defer f.Close()
+	bcfg := writePrivate(t, ws, "bridge.yaml", "bridge:\n  api_key_env: TEAM_GEMINI_KEY\n", 0o600)
+	dump := filepath.Join(t.TempDir(), "server-env")
+	serverCmd := "sh -c 'env > \"$0\"; exec \"$1\" serve --workspace \"$2\"' '" + dump + "' '" + binary + "' '" + ws + "'"
+	stdout, stderr, err := geminiRunNoEnvKey(t, append(env, "TEAM_GEMINI_KEY="+geminiKey),
+		"--base-url", f.URL, "--server-cmd", serverCmd, "--bridge-config", bcfg, "What does hello.txt say?")
+	require.NoError(t, err, stderr)
+	checkReadHello(t, f, stdout, stderr) // the model got geminiKey from TEAM_GEMINI_KEY
+	got, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "PATH=")
+	assert.NotContains(t, string(got), geminiKey, "the server inherits no configured key variable")
+	assert.NotContains(t, stdout+stderr, geminiKey)
 }

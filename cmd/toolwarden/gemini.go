@@ -165,6 +165,7 @@ func otherServer(cmd *cobra.Command, g *geminiFlags) (bridge.Server, *slog.Logge
 			return bridge.Server{}, nil, nil, nil, fmt.Errorf("--%s configures the in-process server; with --server-cmd or --server-url, configure that server instead", name)
 		}
 	}
+	var hide []string
 	if g.bridgeConfig != "" {
 		b, err := configs.LoadBridge(g.bridgeConfig)
 		if err != nil {
@@ -173,12 +174,13 @@ func otherServer(cmd *cobra.Command, g *geminiFlags) (bridge.Server, *slog.Logge
 		if err := useBridge(g, b); err != nil {
 			return bridge.Server{}, nil, nil, nil, err
 		}
+		hide = b.SecretEnv()
 	}
 	token := g.serverToken
 	if token == "" {
 		token = os.Getenv(bridge.ServerTokenEnv)
 	}
-	return bridge.Server{Command: g.serverCmd, URL: g.serverURL, Token: token, Stderr: os.Stderr}, mcpserver.NewLogger("info"), func() {}, nil, nil
+	return bridge.Server{Command: g.serverCmd, URL: g.serverURL, Token: token, HideEnv: hide, Stderr: os.Stderr}, mcpserver.NewLogger("info"), func() {}, nil, nil
 }
 
 // useBridge takes the prices, budget and API key source of b.
