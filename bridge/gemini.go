@@ -36,7 +36,7 @@ type Gemini struct {
 }
 
 // ErrNoAPIKey is returned when no API key is configured.
-var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or bridge.api_key_env, _file or _vault")
 
 // NewGemini returns a Gemini model client.
 func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {

@@ -30,6 +30,10 @@ type RunOptions struct {
 	// Spend prices the model's tokens and caps the run (from bridge.* in
 	// the config and --max-cost); zero is unmetered.
 	Spend Spend
+	// APIKey reads the Gemini API key from where the config says
+	// (bridge.api_key_env, _file or _vault); nil reads GEMINI_API_KEY,
+	// else GOOGLE_API_KEY. The Opener may set it.
+	APIKey func(context.Context) (string, error)
 }
 
 // Opener starts the MCP server to drive, with the context the run gives
@@ -51,15 +55,15 @@ func Run(ctx context.Context, o *RunOptions, prompt string, open Opener) error {
 		defer stop()
 		ctx, started = untilStarted(ctx, interrupts)
 	}
-	key := firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY")
-	if key == "" {
-		return ErrNoAPIKey
-	}
 	srv, log, closeServer, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer closeServer()
+	key, err := o.apiKey(ctx)
+	if err != nil {
+		return err
+	}
 	if o.Yes {
 		log.Warn("--yes: approval prompts will be accepted without asking; guard denials still apply")
 	}
@@ -176,6 +180,23 @@ func interrupted(ctx context.Context, err error) error {
 		return errors.New("interrupted")
 	}
 	return err
+}
+
+// apiKey reads the API key: from o.APIKey's source, else the
+// environment. The error names the source, never the key.
+func (o *RunOptions) apiKey(ctx context.Context) (string, error) {
+	key := firstEnv("GEMINI_API_KEY", "GOOGLE_API_KEY")
+	if o.APIKey != nil {
+		k, err := o.APIKey(ctx)
+		if err != nil {
+			return "", err
+		}
+		key = strings.TrimSpace(k)
+	}
+	if key == "" {
+		return "", ErrNoAPIKey
+	}
+	return key, nil
 }
 
 func firstEnv(names ...string) string {

@@ -11,9 +11,29 @@ import (
 
 // Price is one model's price per million tokens. Prompt tokens served
 // from a context cache cost CachedInput (0: Input's price); thinking
-// tokens are billed as output.
+// tokens are billed as output. A request whose prompt is longer than a
+// tier's Above tokens is priced, all of it, at that tier's prices (the
+// last such tier: Tiers ascend).
 type Price struct {
 	Input, Output, CachedInput money.Amount
+	Tiers                      []Tier
+}
+
+// Tier is the price of prompts of more than Above tokens.
+type Tier struct {
+	Above                      int64
+	Input, Output, CachedInput money.Amount
+}
+
+// at is the flat price of a request with a prompt of promptTokens.
+func (p Price) at(promptTokens int64) Price {
+	flat := Price{Input: p.Input, Output: p.Output, CachedInput: p.CachedInput}
+	for _, t := range p.Tiers {
+		if promptTokens > t.Above {
+			flat = Price{Input: t.Input, Output: t.Output, CachedInput: t.CachedInput}
+		}
+	}
+	return flat
 }
 
 // Spend is what a conversation may spend, in Currency. With no Currency
@@ -58,8 +78,10 @@ func usageOf(resp *genai.GenerateContentResponse) (Usage, bool) {
 		Candidates: int64(m.CandidatesTokenCount), Thoughts: int64(m.ThoughtsTokenCount), ToolUse: int64(m.ToolUsePromptTokenCount)}, true
 }
 
-// Cost prices u, each term rounded up to the micro-unit.
+// Cost prices u at its prompt's tier, each term rounded up to the
+// micro-unit.
 func (p Price) Cost(u Usage) money.Amount {
+	p = p.at(u.Prompt)
 	cached := min(max(u.Cached, 0), u.Prompt)
 	cachedPrice := p.CachedInput
 	if cachedPrice == 0 {
@@ -96,10 +118,11 @@ func (m *meter) admit(inputTokens int64) (int32, error) {
 	if !capped {
 		return 0, nil
 	}
-	in := money.PerMillion(inputTokens, m.spend.Price.Input)
+	price := m.spend.Price.at(inputTokens)
+	in := money.PerMillion(inputTokens, price.Input)
 	out := int64(0)
 	if in < room {
-		out = money.Tokens(room-in, m.spend.Price.Output)
+		out = money.Tokens(room-in, price.Output)
 	}
 	if out < minOutputTokens {
 		return 0, fmt.Errorf("%w: stopped before the next request: its prompt alone (about %d tokens, %s %s) and room for an answer would pass %s (%s %s of %s %s spent so far)",

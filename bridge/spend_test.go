@@ -145,3 +145,42 @@ func TestSummaryKeepsRequiredTurns(t *testing.T) {
 	assert.Contains(t, h.log.String(), "earlier turns summarised")
 	assert.Contains(t, h.activity.String(), "$ summary 0.00069 USD")
 }
+
+// TestPriceTiers: a prompt longer than a tier's threshold is priced, all
+// of it, at that tier (Gemini 2.5 Pro: 1.25/10.00 up to 200k prompt
+// tokens, 2.50/15.00 above).
+func TestPriceTiers(t *testing.T) {
+	p := bridge.Price{Input: 1_250_000, Output: 10_000_000,
+		Tiers: []bridge.Tier{{Above: 200_000, Input: 2_500_000, Output: 15_000_000}}}
+	assert.Equal(t, money.Amount(250_000+1_000_000), p.Cost(bridge.Usage{Prompt: 200_000, Candidates: 100_000}), "at the threshold: the base price")
+	assert.Equal(t, money.Amount(500_003+1_500_000), p.Cost(bridge.Usage{Prompt: 200_001, Candidates: 100_000}), "one token past it: all at the tier's")
+	p.Tiers = append(p.Tiers, bridge.Tier{Above: 1_000_000, Input: 5_000_000, Output: 20_000_000, CachedInput: 1_000_000})
+	assert.Equal(t, money.Amount(5_000_000+1_000_000+2_000_000), p.Cost(bridge.Usage{Prompt: 2_000_000, Cached: 1_000_000, Candidates: 100_000}),
+		"the last tier passed applies, with its cached price")
+}
+
+// TestBudgetAdmitsAtTheTierPrice: a request whose counted prompt passes a
+// tier's threshold is admitted, and its answer bounded, at the tier's
+// prices, so a long prompt cannot slip under the cap at the base price.
+func TestBudgetAdmitsAtTheTierPrice(t *testing.T) {
+	spend := usd("", "0.0100") // base 1.00/2.00; above 3000 prompt tokens 2.00/4.00
+	spend.Price.Tiers = []bridge.Tier{{Above: 3000, Input: 2 * money.Unit, Output: 4 * money.Unit}}
+	h := newHarness(t, setup{srv: noteServer(10), opts: bridge.Options{Spend: spend}},
+		fake.Turn{Parts: []map[string]any{fake.Call("n1", "note", nil)}, Usage: fake.Usage(2000, 0, 100, 0)},
+		fake.Reply(fake.Text("never sent")))
+	counts := []int{2000, 4900}
+	h.fake.CountWith(func(fake.Request) int {
+		c := counts[0]
+		if len(counts) > 1 {
+			counts = counts[1:]
+		}
+		return c
+	})
+	_, err := h.b.Ask(context.Background(), "take notes")
+	require.ErrorIs(t, err, bridge.ErrBudget, "at the base price the second prompt (4900 µ) would leave room; at the tier's (9800 µ) it does not")
+	reqs := h.fake.Requests()
+	require.Len(t, reqs, 1)
+	// 2000 tokens (and the declarations' overhead) at the base 1 µ leave
+	// about 8000 µ: 4000 output tokens at 2 µ.
+	assert.InDelta(t, 4000, maxOutputTokens(reqs[0]), 200)
+}

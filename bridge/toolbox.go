@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -25,6 +26,10 @@ type Server struct {
 	Command   string // "CMD ARGS", split like a shell would, never run by one
 	URL       string // streamable HTTP endpoint
 	Token     string // bearer token for URL; never logged
+	// HideEnv names more variables a Command server must not inherit
+	// (those holding the API key or the Vault token, when the config
+	// names them), besides the API key's and the token's own.
+	HideEnv []string
 	// Stderr receives a stdio server's log output.
 	Stderr io.Writer
 }
@@ -80,7 +85,7 @@ func newClient(srv Server, opts ...client.ClientOption) (*client.Client, error) 
 		if srv.Stderr != nil {
 			topts = append(topts, transport.WithCommandStderrWriter(srv.Stderr))
 		}
-		t := transport.NewStdioWithOptions(argv[0], serverEnv(os.Environ()), argv[1:], topts...)
+		t := transport.NewStdioWithOptions(argv[0], serverEnv(os.Environ(), srv.HideEnv), argv[1:], topts...)
 		return client.NewClient(t, opts...), nil
 	case srv.URL != "":
 		if srv.Token != "" {
@@ -127,12 +132,17 @@ func serverCommand(ctx context.Context, command string, env, args []string) (*ex
 	return cmd, nil
 }
 
-// serverEnv is the environment of a stdio server: ours without the keys.
-func serverEnv(env []string) []string {
+// serverEnv is the environment of a stdio server: ours without the keys
+// and the variables hide names.
+func serverEnv(env, hide []string) []string {
+	prefixes := slices.Clone(secretEnv)
+	for _, name := range hide {
+		prefixes = append(prefixes, name+"=")
+	}
 	out := make([]string, 0, len(env))
 next:
 	for _, kv := range env {
-		for _, p := range secretEnv {
+		for _, p := range prefixes {
 			if strings.HasPrefix(kv, p) {
 				continue next
 			}

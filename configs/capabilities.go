@@ -115,8 +115,10 @@ func (h HTTP) validateIdentities(add func(string, string, ...any)) {
 			add(key+".name", "%q must be a unique lower-case name (not local, not token-*)", id.Name)
 		}
 		seen[id.Name] = true
-		if (id.TokenEnv == "") == (id.TokenFile == "") {
-			add(key, "set exactly one of token_env and token_file")
+		if n := countSet(id.TokenEnv, id.TokenFile, id.TokenVault); n != 1 {
+			add(key, "set exactly one of token_env, token_file and token_vault")
+		} else if id.TokenEnv != "" && !envVarName.MatchString(id.TokenEnv) {
+			add(key+".token_env", "is not an environment variable name; name the variable that holds the token, never the token itself")
 		}
 	}
 }

@@ -139,8 +139,13 @@ type Audit struct {
 
 // HTTP configures the streamable HTTP and SSE transports.
 type HTTP struct {
-	Addr               string        `mapstructure:"addr" yaml:"addr"`
+	// SecretSources is where the tokens come from (bound by Load).
+	SecretSources `mapstructure:"-" yaml:"-" json:"-"`
+	Addr          string `mapstructure:"addr" yaml:"addr"`
+	// TokenFile or TokenVault holds the bearer token when
+	// TOOLWARDEN_HTTP_TOKEN does not (secrets.go).
 	TokenFile          string        `mapstructure:"token_file" yaml:"token_file"`
+	TokenVault         string        `mapstructure:"token_vault" yaml:"token_vault"`
 	AllowRemote        bool          `mapstructure:"allow_remote" yaml:"allow_remote"`
 	AllowedHosts       []string      `mapstructure:"allowed_hosts" yaml:"allowed_hosts"`
 	AllowedOrigins     []string      `mapstructure:"allowed_origins" yaml:"allowed_origins"`
@@ -212,12 +217,13 @@ func (h HTTP) ResourceURL() string {
 }
 
 // HTTPIdentity is one named HTTP client. Its token is never a value here:
-// TokenEnv names the environment variable holding it, or TokenFile the
-// file.
+// TokenEnv names the environment variable holding it, TokenFile the file
+// or TokenVault the Vault secret (exactly one).
 type HTTPIdentity struct {
-	Name      string `mapstructure:"name" yaml:"name"`
-	TokenEnv  string `mapstructure:"token_env" yaml:"token_env"`
-	TokenFile string `mapstructure:"token_file" yaml:"token_file"`
+	Name       string `mapstructure:"name" yaml:"name"`
+	TokenEnv   string `mapstructure:"token_env" yaml:"token_env"`
+	TokenFile  string `mapstructure:"token_file" yaml:"token_file"`
+	TokenVault string `mapstructure:"token_vault" yaml:"token_vault"`
 }
 
 // Graph configures the Neo4j task-graph tools. An empty URI leaves the

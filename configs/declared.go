@@ -63,19 +63,28 @@ type DeclaredTool struct {
 	BaseURL string `mapstructure:"base_url" yaml:"base_url"`
 	Method  string `mapstructure:"method" yaml:"method"`
 	// APIKeyEnv (http) names the environment variable holding an API key,
-	// sent in APIKeyHeader (default Authorization, as "Bearer <key>").
+	// sent in APIKeyHeader (default Authorization, as "Bearer <key>");
+	// APIKeyFile or APIKeyVault, when set, holds it instead (secrets.go).
 	APIKeyEnv    string `mapstructure:"api_key_env" yaml:"api_key_env"`
+	APIKeyFile   string `mapstructure:"api_key_file" yaml:"api_key_file"`
+	APIKeyVault  string `mapstructure:"api_key_vault" yaml:"api_key_vault"`
 	APIKeyHeader string `mapstructure:"api_key_header" yaml:"api_key_header"`
-	// HeaderEnv (http) sends more headers whose values are environment
-	// variables.
+	// HeaderEnv (http) sends more headers whose values are secrets the
+	// server reads.
 	HeaderEnv []HeaderEnv `mapstructure:"header_env" yaml:"header_env"`
 }
 
-// HeaderEnv is one request header whose value comes from an environment
-// variable the server reads; the model never sees it.
+// APIKeySet reports whether the tool sends an API key.
+func (t DeclaredTool) APIKeySet() bool { return t.APIKeyRef().Set() }
+
+// HeaderEnv is one request header whose value the server reads from an
+// environment variable (Env), a file (File) or Vault (Vault: exactly one);
+// the model never sees it.
 type HeaderEnv struct {
-	Name string `mapstructure:"name" yaml:"name"`
-	Env  string `mapstructure:"env" yaml:"env"`
+	Name  string `mapstructure:"name" yaml:"name"`
+	Env   string `mapstructure:"env" yaml:"env"`
+	File  string `mapstructure:"file" yaml:"file"`
+	Vault string `mapstructure:"vault" yaml:"vault"`
 }
 
 // DeclaredAnnotations are the MCP hints of a declared tool. Unset, a tool

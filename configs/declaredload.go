@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,9 @@ func (l *Loaded) loadDeclared(check ToolChecker) error {
 			add("network", "applies only to cli tools (an http tool reaches its base_url only)")
 		}
 		t.Network.validate("network", add)
+		if t.usesVault() && l.Config.Secrets.Vault.Address == "" {
+			add("api_key_vault", "a *_vault key needs secrets.vault.address")
+		}
 		check(t, add)
 	}
 	if len(errs) > 0 {
@@ -239,4 +243,12 @@ func readListFile(file, key string) (*yaml.Node, error) {
 		return nil, fmt.Errorf("%s:%d: must be a list of %s, or a mapping whose only key is %s", file, root.Line, key, key)
 	}
 	return root, nil
+}
+
+// usesVault reports whether the tool reads a secret from Vault.
+func (t DeclaredTool) usesVault() bool {
+	if t.APIKeyVault != "" {
+		return true
+	}
+	return slices.ContainsFunc(t.HeaderEnv, func(h HeaderEnv) bool { return h.Vault != "" })
 }

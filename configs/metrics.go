@@ -16,17 +16,31 @@ type Metrics struct {
 }
 
 func (m Metrics) validate(add func(string, string, ...any)) {
+	m.check(add, "metrics.addr", "set metrics.allow_remote: true")
+}
+
+func (m Metrics) check(add func(string, string, ...any), key, allow string) {
 	if m.Addr == "" {
 		return
 	}
 	host, _, err := net.SplitHostPort(m.Addr)
 	if err != nil {
-		add("metrics.addr", "%q is not host:port: %v", m.Addr, err)
+		add(key, "%q is not host:port: %v", m.Addr, err)
 		return
 	}
 	if !IsLoopback(host) && !m.AllowRemote {
-		add("metrics.addr", "%q is not a loopback address; set metrics.allow_remote: true to serve metrics on other interfaces", m.Addr)
+		add(key, "%q is not a loopback address; %s to serve metrics on other interfaces", m.Addr, allow)
 	}
+}
+
+// CheckFlag checks a metrics address given by a command's flag (such as
+// `toolwarden gemini --metrics`) as metrics.addr is checked: host:port,
+// on loopback unless allowFlag, which sets AllowRemote, is given.
+func (m Metrics) CheckFlag(flag, allowFlag string) error {
+	var err error
+	m.check(func(key, format string, args ...any) { err = fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)) },
+		flag, "pass "+allowFlag)
+	return err
 }
 
 // metricsWidenings names a metrics listener allowed off loopback.

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // SecretSources is embedded in every section that names secrets: Load
@@ -39,6 +40,7 @@ func (c *Config) bindSecrets() {
 	b := SecretSources{&s}
 	c.Graph.SecretSources, c.Artifacts.SecretSources, c.Cluster.SecretSources = b, b, b
 	c.Approval.Webhook.SecretSources, c.HTTP.OAuth.Introspection.SecretSources = b, b
+	c.HTTP.SecretSources, c.Bridge.SecretSources = b, b
 }
 
 // Sources returns the secret sources Load bound to c's sections.
@@ -84,13 +86,88 @@ func (c Cluster) redisPasswordRef() SecretRef {
 	return SecretRef{Key: "cluster.redis_password", Env: c.RedisPasswordEnv, File: c.RedisPasswordFile, Vault: c.RedisPasswordVault}
 }
 
-// secretRefs lists every secret the config names.
+// TokenRef is where the HTTP bearer token comes from besides
+// TOOLWARDEN_HTTP_TOKEN, which wins (httpserve.ResolveToken): http.token_file
+// or http.token_vault, else the variable in secrets.dotenv.
+func (h HTTP) TokenRef() SecretRef {
+	return SecretRef{Key: "http.token", Env: EnvPrefix + "_HTTP_TOKEN", File: h.TokenFile, Vault: h.TokenVault}
+}
+
+// TokenRef is where the i-th identity's bearer token comes from.
+func (id HTTPIdentity) TokenRef(i int) SecretRef {
+	return SecretRef{Key: fmt.Sprintf("http.identities[%d].token", i), Env: id.TokenEnv, File: id.TokenFile, Vault: id.TokenVault}
+}
+
+// APIKeyRef is where `toolwarden gemini` reads the Gemini API key from:
+// bridge.api_key_env, _file or _vault, else GEMINI_API_KEY or
+// GOOGLE_API_KEY (the bridge's default).
+func (b Bridge) APIKeyRef() SecretRef {
+	return SecretRef{Key: "bridge.api_key", Env: b.APIKeyEnv, File: b.APIKeyFile, Vault: b.APIKeyVault}
+}
+
+// APIKeyRef is where a declared http tool's API key comes from.
+func (t DeclaredTool) APIKeyRef() SecretRef {
+	return SecretRef{Key: "api_key", Env: t.APIKeyEnv, File: t.APIKeyFile, Vault: t.APIKeyVault}
+}
+
+// Ref is where a declared http tool's i-th header_env value comes from:
+// its env, file or vault key.
+func (h HeaderEnv) Ref(i int) SecretRef {
+	return SecretRef{Key: fmt.Sprintf("header_env[%d].", i), Env: h.Env, File: h.File, Vault: h.Vault}
+}
+
+// secretRefs lists every secret the config names (declared tools' are
+// checked with the tools: CheckSecretRef).
 func (c Config) secretRefs() []SecretRef {
-	return []SecretRef{
+	refs := []SecretRef{
 		c.Graph.PasswordRef(), c.Graph.readPasswordRef(), c.Artifacts.AccessKeyRef(), c.Artifacts.SecretKeyRef(),
 		c.Approval.Webhook.SecretRef(), c.HTTP.OAuth.Introspection.ClientSecretRef(), c.Cluster.secretRef(), c.Cluster.redisPasswordRef(),
 		{Key: "secrets.vault.token", Env: c.Secrets.Vault.TokenEnv, File: c.Secrets.Vault.TokenFile},
+		c.HTTP.TokenRef(), c.Bridge.APIKeyRef(),
 	}
+	for i, id := range c.HTTP.Identities {
+		refs = append(refs, id.TokenRef(i))
+	}
+	return refs
+}
+
+// keyOf is the config key of ref's source src (env, file, vault):
+// graph.password_file, or header_env[0].file for a Key ending in ".".
+func (r SecretRef) keyOf(src string) string {
+	if strings.HasSuffix(r.Key, ".") {
+		return r.Key + src
+	}
+	return r.Key + "_" + src
+}
+
+// CheckSecretRef checks ref's file and vault keys as validateSecrets
+// does (not both, a private absolute file, a well-formed reference), for
+// the declared tools, which Load checks apart; it reports whether ref
+// reads from Vault.
+func CheckSecretRef(add func(string, string, ...any), ref SecretRef) (vault bool) {
+	if ref.File != "" && ref.Vault != "" {
+		add(ref.keyOf("file"), "set only one of %s and %s", ref.keyOf("file"), ref.keyOf("vault"))
+	}
+	if ref.File != "" {
+		checkSecretPath(add, ref.keyOf("file"), ref.File)
+	}
+	if ref.Vault != "" {
+		if _, _, err := splitVaultRef(ref.Vault); err != nil {
+			add(ref.keyOf("vault"), "%v", err)
+		}
+	}
+	return ref.Vault != ""
+}
+
+// countSet counts the non-empty values.
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // validateSecrets checks the secrets section and every *_file and
@@ -100,18 +177,7 @@ func (c Config) secretRefs() []SecretRef {
 func (c Config) validateSecrets(add func(string, string, ...any)) {
 	needVault := false
 	for _, r := range c.secretRefs() {
-		if r.File != "" && r.Vault != "" {
-			add(r.Key+"_file", "set only one of %s_file and %s_vault", r.Key, r.Key)
-		}
-		if r.File != "" {
-			checkSecretPath(add, r.Key+"_file", r.File)
-		}
-		if r.Vault != "" {
-			needVault = true
-			if _, _, err := splitVaultRef(r.Vault); err != nil {
-				add(r.Key+"_vault", "%v", err)
-			}
-		}
+		needVault = CheckSecretRef(add, r) || needVault
 	}
 	if c.Secrets.Dotenv != "" {
 		checkSecretPath(add, "secrets.dotenv", c.Secrets.Dotenv)
@@ -166,11 +232,11 @@ func (v Vault) validate(add func(string, string, ...any), needed bool) {
 func (r SecretRef) String() string {
 	switch {
 	case r.File != "":
-		return fmt.Sprintf("%s_file (%s)", r.Key, r.File)
+		return fmt.Sprintf("%s (%s)", r.keyOf("file"), r.File)
 	case r.Vault != "":
-		return fmt.Sprintf("%s_vault (%s)", r.Key, r.Vault)
+		return fmt.Sprintf("%s (%s)", r.keyOf("vault"), r.Vault)
 	}
-	return fmt.Sprintf("%s_env (%s)", r.Key, r.Env)
+	return fmt.Sprintf("%s (%s)", r.keyOf("env"), r.Env)
 }
 
 // Credentials reads the S3 access and secret keys; the error names the

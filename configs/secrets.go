@@ -98,13 +98,13 @@ func (r *SecretResolver) Value(ctx context.Context, ref SecretRef) (string, erro
 	case ref.File != "":
 		v, err := ReadSecretFile(ref.File)
 		if err != nil {
-			return "", fmt.Errorf("%s_file: %w", ref.Key, err)
+			return "", fmt.Errorf("%s: %w", ref.keyOf("file"), err)
 		}
 		return v, nil
 	case ref.Vault != "":
 		v, err := r.vault(ctx, ref.Vault)
 		if err != nil {
-			return "", fmt.Errorf("%s_vault: %w", ref.Key, err)
+			return "", fmt.Errorf("%s: %w", ref.keyOf("vault"), err)
 		}
 		return v, nil
 	case ref.Env != "":
@@ -113,7 +113,7 @@ func (r *SecretResolver) Value(ctx context.Context, ref SecretRef) (string, erro
 		}
 		v, err := r.dotenv(ref.Env)
 		if err != nil {
-			return "", fmt.Errorf("%s_env: %w", ref.Key, err)
+			return "", fmt.Errorf("%s: %w", ref.keyOf("env"), err)
 		}
 		return v, nil
 	}

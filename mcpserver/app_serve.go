@@ -17,7 +17,7 @@ import (
 // bearer token, OAuth verifier and identities of the config; a token it
 // generated is printed to stderr once.
 func serveHTTP(ctx context.Context, b *Built, cfg configs.Config, log *slog.Logger, wrap func(http.Handler) http.Handler) error {
-	token, generated, err := httpserve.ResolveToken(cfg.HTTP.TokenFile)
+	token, generated, err := httpserve.ResolveToken(ctx, cfg.HTTP)
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func serveHTTP(ctx context.Context, b *Built, cfg configs.Config, log *slog.Logg
 	if generated && verifier != nil {
 		token, generated = "", false // access tokens only: no static token was asked for
 	}
-	ids, err := httpserve.ResolveIdentities(cfg.HTTP.Identities)
+	ids, err := httpserve.ResolveIdentities(ctx, cfg.HTTP)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func serveHTTP(ctx context.Context, b *Built, cfg configs.Config, log *slog.Logg
 		return err
 	}
 	if generated {
-		fmt.Fprintf(os.Stderr, "toolwarden: no %s or http.token_file set; generated bearer token (shown once):\n%s\n", httpserve.TokenEnv, token)
+		fmt.Fprintf(os.Stderr, "toolwarden: no %s, http.token_file or http.token_vault set; generated bearer token (shown once):\n%s\n", httpserve.TokenEnv, token)
 	}
 	if verifier != nil {
 		log.Info("accepting OAuth access tokens", "issuer", verifier.Issuer(), "audience", verifier.Audience(),

@@ -16,7 +16,7 @@ import (
 // credential variable is unset is still offered, and each call says so;
 // the start-up log names the variable.
 func openDeclaredHTTP(_ context.Context, env backendEnv) ([]tools.Tool, io.Closer, error) {
-	h := declared.HTTP{Getenv: env.Config.Sources().Getenv}
+	h := declared.HTTP{Getenv: env.Config.Sources().Getenv, Secret: env.Config.Sources().Secret}
 	var out []tools.Tool
 	for _, t := range declaredOf(env.Config, configs.ToolHTTP) {
 		if missing := h.MissingSecrets(t); len(missing) > 0 {

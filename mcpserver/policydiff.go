@@ -108,7 +108,7 @@ func accessGuard(cfg configs.Config) (*guard.Guard, []string, error) {
 // from the config alone: nothing is opened, probed or called.
 func definedTools(cfg configs.Config) []tools.Tool {
 	all := Catalog(cfg)
-	h := declared.HTTP{Getenv: cfg.Sources().Getenv}
+	h := declared.HTTP{Getenv: cfg.Sources().Getenv, Secret: cfg.Sources().Secret}
 	c := declared.CLI{Limits: cfg.Exec.Limits}
 	for _, t := range cfg.Tools {
 		if t.Type == configs.ToolCLI {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/toolwarden/toolwarden/internal/hostcheck"
 )
@@ -18,9 +19,11 @@ const Path = "/metrics"
 
 // Handler serves the registry in the Prometheus exposition formats, at
 // Path only.
-func (m *Metrics) Handler() http.Handler {
+func (m *Metrics) Handler() http.Handler { return handler(m.reg) }
+
+func handler(reg *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET "+Path, promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
+	mux.Handle("GET "+Path, promhttp.HandlerFor(reg, promhttp.HandlerOpts{MaxRequestsInFlight: 4, Timeout: 10 * time.Second}))
 	return mux
 }
 
@@ -43,7 +46,13 @@ func Listen(addr string) (net.Listener, error) {
 // Serve serves Handler on ln until ctx is done, to the Hosts
 // checkHost(ln) lets through.
 func (m *Metrics) Serve(ctx context.Context, ln net.Listener, log *slog.Logger) {
-	srv := &http.Server{Handler: checkHost(ln.Addr(), m.Handler()), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
+	serve(ctx, ln, m.Handler(), log)
+}
+
+// serve serves h on ln until ctx is done, to the Hosts checkHost(ln)
+// lets through.
+func serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logger) {
+	srv := &http.Server{Handler: checkHost(ln.Addr(), h), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 16 << 10}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)

@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -29,18 +30,23 @@ func TokenIdentity(token string) string {
 const TokenEnv = "TOOLWARDEN_HTTP_TOKEN"
 
 // ResolveToken returns the bearer token: from TOOLWARDEN_HTTP_TOKEN, else
-// from tokenFile, else a new random one (generated reports true).
-func ResolveToken(tokenFile string) (token string, generated bool, err error) {
+// from http.token_file or http.token_vault, else from the variable in
+// secrets.dotenv, else a new random one (generated reports true). The
+// error names the source, never the token.
+func ResolveToken(ctx context.Context, h configs.HTTP) (token string, generated bool, err error) {
 	if t := strings.TrimSpace(os.Getenv(TokenEnv)); t != "" {
 		return t, false, checkToken(t, TokenEnv)
 	}
-	if tokenFile != "" {
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return "", false, fmt.Errorf("http.token_file: %w", err)
-		}
-		t := strings.TrimSpace(string(b))
-		return t, false, checkToken(t, tokenFile)
+	ref := h.TokenRef()
+	t, err := h.Secret(ctx, ref)
+	if err != nil {
+		return "", false, err
+	}
+	if t = strings.TrimSpace(t); t != "" {
+		return t, false, checkToken(t, ref.String())
+	}
+	if ref.File != "" || ref.Vault != "" {
+		return "", false, fmt.Errorf("%s is empty", ref)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -56,24 +62,20 @@ func checkToken(t, src string) error {
 	return nil
 }
 
-// ResolveIdentities reads the token of every configured HTTP identity.
-func ResolveIdentities(ids []configs.HTTPIdentity) ([]Identity, error) {
-	out := make([]Identity, 0, len(ids))
-	for _, id := range ids {
-		var tok, src string
-		if id.TokenEnv != "" {
-			tok, src = strings.TrimSpace(os.Getenv(id.TokenEnv)), id.TokenEnv
-		} else {
-			b, err := os.ReadFile(id.TokenFile)
-			if err != nil {
-				return nil, fmt.Errorf("http.identities %s: %w", id.Name, err)
-			}
-			tok, src = strings.TrimSpace(string(b)), id.TokenFile
+// ResolveIdentities reads the token of every configured HTTP identity
+// from its token_env, token_file or token_vault.
+func ResolveIdentities(ctx context.Context, h configs.HTTP) ([]Identity, error) {
+	out := make([]Identity, 0, len(h.Identities))
+	for i, id := range h.Identities {
+		ref := id.TokenRef(i)
+		tok, err := h.Secret(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("http.identities %s: %w", id.Name, err)
 		}
-		if err := checkToken(tok, "http.identities "+id.Name+" ("+src+")"); err != nil {
+		if err := checkToken(strings.TrimSpace(tok), "http.identities "+id.Name+" ("+ref.String()+")"); err != nil {
 			return nil, err
 		}
-		out = append(out, Identity{Name: id.Name, Token: tok})
+		out = append(out, Identity{Name: id.Name, Token: strings.TrimSpace(tok)})
 	}
 	return out, nil
 }

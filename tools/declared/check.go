@@ -163,6 +163,7 @@ func checkCLI(t *configs.DeclaredTool, add func(string, string, ...any)) {
 		key string
 		set bool
 	}{{"base_url", t.BaseURL != ""}, {"method", t.Method != ""}, {"api_key_env", t.APIKeyEnv != ""},
+		{"api_key_file", t.APIKeyFile != ""}, {"api_key_vault", t.APIKeyVault != ""},
 		{"api_key_header", t.APIKeyHeader != ""}, {"header_env", len(t.HeaderEnv) > 0}} {
 		if f.set {
 			add(f.key, "applies only to http tools")
@@ -321,17 +322,19 @@ func checkSecrets(t *configs.DeclaredTool, add func(string, string, ...any)) {
 		// The value is not echoed: it may be the key itself.
 		add("api_key_env", "is not an environment variable name; name the variable that holds the key, never the key itself")
 	}
-	if t.APIKeyHeader != "" && (t.APIKeyEnv == "" || !headerName.MatchString(t.APIKeyHeader)) {
-		add("api_key_header", "must be a header name, and needs api_key_env")
+	if t.APIKeyHeader != "" && (!t.APIKeySet() || !headerName.MatchString(t.APIKeyHeader)) {
+		add("api_key_header", "must be a header name, and needs api_key_env, api_key_file or api_key_vault")
 	}
+	configs.CheckSecretRef(add, t.APIKeyRef())
 	for i, h := range t.HeaderEnv {
 		key := fmt.Sprintf("header_env[%d]", i)
 		if !headerName.MatchString(h.Name) {
 			add(key+".name", "%q is not a header name", h.Name)
 		}
-		if !configs.IsEnvVarName(h.Env) {
+		if h.File == "" && h.Vault == "" && !configs.IsEnvVarName(h.Env) {
 			add(key+".env", "is not an environment variable name; name the variable that holds the value, never the value itself")
 		}
+		configs.CheckSecretRef(add, h.Ref(i))
 	}
 }
 

@@ -9,24 +9,28 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/toolwarden/toolwarden/configs"
 )
 
 // preview is what the human approves for an http tool: the method, the
 // exact URL and JSON body the request will carry (built by request, as the
 // call builds them), and the headers, where a credential shows as the name
-// of the variable it comes from, never its value.
+// of the variable, file or Vault secret it comes from, never its value.
 func (ht *httpTool) preview(ctx context.Context, vals map[string]value) (string, error) {
-	if err := ht.credentials(); err != nil {
+	// A call that would fail is refused without asking; the values read
+	// are dropped here.
+	if _, err := ht.credentials(ctx); err != nil {
 		return "", err
 	}
-	req, err := ht.request(ctx, vals)
+	req, err := ht.request(ctx, vals, ht.headers)
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Send declared tool %s's request:\n%s %s\n", ht.t.Name, req.Method, req.URL.String())
-	for _, h := range ht.secretHeaders() {
-		fmt.Fprintf(&b, "%s: [secret from $%s, not shown]\n", h[0], h[1])
+	for _, sh := range ht.secret {
+		fmt.Fprintf(&b, "%s: [secret from %s, not shown]\n", http.CanonicalHeaderKey(sh.name), source(sh.ref))
 	}
 	if req.Body == nil {
 		b.WriteString("No body.")
@@ -40,21 +44,16 @@ func (ht *httpTool) preview(ctx context.Context, vals map[string]value) (string,
 	return b.String(), nil
 }
 
-// secretHeaders names each header that carries a credential and the
-// environment variable it is read from.
-func (ht *httpTool) secretHeaders() [][2]string {
-	var out [][2]string
-	if t := ht.t; t.APIKeyEnv != "" {
-		name := t.APIKeyHeader
-		if name == "" || strings.EqualFold(name, "Authorization") {
-			name = "Authorization"
-		}
-		out = append(out, [2]string{http.CanonicalHeaderKey(name), t.APIKeyEnv})
+// source says where a credential is read from, for the approval prompt:
+// $VAR, the file, or the Vault secret.
+func source(r configs.SecretRef) string {
+	switch {
+	case r.File != "":
+		return "file " + r.File
+	case r.Vault != "":
+		return "Vault " + r.Vault
 	}
-	for _, he := range ht.t.HeaderEnv {
-		out = append(out, [2]string{http.CanonicalHeaderKey(he.Name), he.Env})
-	}
-	return out
+	return "$" + r.Env
 }
 
 // escapeJSON writes the characters of a JSON text that are not printable
