@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
 )
 
 // ToolNetwork is what config check says of one tool's network block:
@@ -126,12 +127,18 @@ func networkOf(cfg configs.Config, key string) configs.Network {
 	return configs.Network{}
 }
 
-// printNetwork writes n as policy explain prints it, after the decision.
-func printNetwork(w io.Writer, n *NetworkReach) {
+// printNetwork writes n as policy explain prints it, after the decision
+// d: for a call that would not run, what its runs could reach were it
+// allowed.
+func printNetwork(w io.Writer, n *NetworkReach, d guard.Decision) {
 	if n == nil {
 		return
 	}
-	fmt.Fprintf(w, "network (%s.allow ∩ the caller's net:connect):\n", n.Block)
+	when := ""
+	if d.Outcome != guard.Allow && d.Outcome != guard.NeedsApproval {
+		when = ", were the call allowed"
+	}
+	fmt.Fprintf(w, "network (%s.allow ∩ the caller's net:connect%s):\n", n.Block, when)
 	for _, h := range n.Hosts {
 		verdict := "reachable"
 		if !h.Reachable {

@@ -60,7 +60,7 @@ func ExplainPolicy(ctx context.Context, l *configs.Loaded, req ExplainRequest, w
 		err = writeJSON(w, e)
 	} else {
 		printExplanation(w, req.Tool, d)
-		printNetwork(w, net)
+		printNetwork(w, net, d)
 	}
 	return Verdict{Outcome: d.Outcome, Rule: d.Rule}, err
 }

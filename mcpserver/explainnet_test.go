@@ -16,7 +16,9 @@ import (
 
 // netConfig gives run_script and run_command exec.network with one
 // brokered host, and a declared cli tool its own block.
-const netConfig = `exec:
+const netConfig = `policy:
+  allow: [run_script, run_command, fetch_status]
+exec:
   interpreters: [python]
   network:
     allow: ["pypi.org:443", "api.github.com:443", "*.example.com:443", "10.0.0.5:80"]
@@ -106,6 +108,13 @@ func TestExplainShowsReachableHosts(t *testing.T) {
 	require.Contains(t, text.String(), "network (exec.network.allow ∩ the caller's net:connect):\n"+
 		"  reachable  pypi.org:443 (rule capabilities.granted)\n"+
 		"  refused    api.github.com:443 (rule identities[ci].revoke:\"net:connect:api.github.com:*\"), credential brokered into Authorization\n")
+
+	// A call that would not run shows what its runs could reach, were it allowed.
+	text.Reset()
+	_, err = mcpserver.ExplainPolicy(ctxT(t), l, mcpserver.ExplainRequest{Tool: "run_script", Args: json.RawMessage(`{"script":"pass"}`)}, &text)
+	require.NoError(t, err)
+	require.Contains(t, text.String(), "run_script: denied")
+	require.Contains(t, text.String(), "network (exec.network.allow ∩ the caller's net:connect, were the call allowed):\n")
 }
 
 // loadDeclared loads body as serve does, declared tools checked.
