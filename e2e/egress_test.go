@@ -206,7 +206,7 @@ func runProbe(t *testing.T, c *client.Client, port, token string) (map[string]an
 
 // runPython runs script with args in run_script, requires it to exit 0,
 // and returns its stdout and the sandbox it ran in.
-func runPython(t *testing.T, c *client.Client, script string, args []string, timeoutSeconds int) (stdout, sandbox string) {
+func runPython(t testing.TB, c *client.Client, script string, args []string, timeoutSeconds int) (stdout, sandbox string) {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "run_script"
