@@ -83,37 +83,40 @@ out["found"] = found
 print(json.dumps(out))
 `
 
-// TestEgressThroughBinary: a run_script with exec.network reaches an
-// allowlisted local HTTPS server through the egress proxy, the proxy
-// putting the real credential in place of the placeholder the sandbox
-// holds; every other way out is refused; the real value is nowhere the
-// sandbox can read; and each connection is an audit line linked to the
-// call, never holding the value. For runsc and bwrap.
-func TestEgressThroughBinary(t *testing.T) {
-	testenv.Root(t)
-	ca := egresstest.NewCA(t)
-	const token = "real-egress-credential-5f2c9a"
-	var mu sync.Mutex
-	var got []string
-	srv := ca.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Get("Authorization"))
-		mu.Unlock()
-		if r.Header.Get("Authorization") != "Bearer "+token {
+// egressToken is the real credential the proxy brokers in the egress
+// tests; the sandbox only ever holds the placeholder.
+const egressToken = "real-egress-credential-5f2c9a"
+
+// egressTarget is the local HTTPS server the egress tests reach: it
+// answers only a request carrying the real credential, and records the
+// Authorization headers it received.
+type egressTarget struct {
+	ca   *egresstest.CA
+	port string
+	mu   sync.Mutex
+	got  []string
+}
+
+func newEgressTarget(t *testing.T) *egressTarget {
+	e := &egressTarget{ca: egresstest.NewCA(t)}
+	srv := e.ca.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		e.got = append(e.got, r.Header.Get("Authorization"))
+		e.mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+egressToken {
 			http.Error(w, "no credential", http.StatusUnauthorized)
 			return
 		}
 		fmt.Fprint(w, "hello brokered")
 	}), "localhost")
-	port := egresstest.Port(srv)
+	e.port = egresstest.Port(srv)
+	return e
+}
 
-	for _, backend := range []string{"runsc", "bwrap", "bwrap-revoked"} {
-		t.Run(backend, func(t *testing.T) {
-			revoked := backend == "bwrap-revoked"
-			backend = strings.TrimSuffix(backend, "-revoked")
-			ws, env := workspace(t)
-			cfg := filepath.Join(filepath.Dir(ws), "toolwarden.yaml")
-			require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`exec:
+// config is a toolwarden.yaml allowing the target, brokering the token,
+// trusting the test CA at caFile.
+func (e *egressTarget) config(caFile string) string {
+	return fmt.Sprintf(`exec:
   interpreters: [python]
   network:
     allow: ["localhost:%s"]
@@ -123,7 +126,49 @@ func TestEgressThroughBinary(t *testing.T) {
         value_env: EGRESS_TEST_TOKEN
         placeholder: TOOLWARDEN_EGRESS_TEST
     upstream_ca_file: %s
-`, port, ca.File)), 0o600))
+`, e.port, caFile)
+}
+
+// check asserts what the probe found and the audit log at auditPath:
+// the target reached with the real value put in place of the
+// placeholder, every other way out refused, the value nowhere in the
+// sandbox, and each connection an audit line of the call.
+func (e *egressTarget) check(t *testing.T, out map[string]any, auditPath string) {
+	t.Helper()
+	require.Equal(t, "TOOLWARDEN_EGRESS_TEST", out["env_token"], "the sandbox holds the placeholder")
+	require.Equal(t, "REACHED 200 hello brokered", out["allowed"])
+	for _, k := range []string{"other_port", "other_name", "ip", "decimal", "hex", "mapped"} {
+		require.True(t, strings.HasPrefix(out[k].(string), "REFUSED") && strings.Contains(out[k].(string), "403"), "%s: %v", k, out[k])
+	}
+	for _, k := range []string{"raw_tcp", "raw_tcp_out", "udp_dns", "dns"} {
+		require.True(t, strings.HasPrefix(out[k].(string), "REFUSED"), "%s: %v", k, out[k])
+	}
+	require.Empty(t, out["found"], "the real credential is nowhere in the sandbox")
+	e.mu.Lock()
+	require.Contains(t, e.got, "Bearer "+egressToken, "the server received the real value")
+	e.mu.Unlock()
+	checkEgressAudit(t, auditPath, e.port, egressToken)
+}
+
+// TestEgressThroughBinary: a run_script with exec.network reaches an
+// allowlisted local HTTPS server through the egress proxy, the proxy
+// putting the real credential in place of the placeholder the sandbox
+// holds; every other way out is refused; the real value is nowhere the
+// sandbox can read; and each connection is an audit line linked to the
+// call, never holding the value. For runsc and bwrap, as root;
+// TestEgressAsOrdinaryAccount runs the same as an ordinary user.
+func TestEgressThroughBinary(t *testing.T) {
+	testenv.Root(t)
+	target := newEgressTarget(t)
+	port, token := target.port, egressToken
+
+	for _, backend := range []string{"runsc", "bwrap", "bwrap-revoked"} {
+		t.Run(backend, func(t *testing.T) {
+			revoked := backend == "bwrap-revoked"
+			backend = strings.TrimSuffix(backend, "-revoked")
+			ws, env := workspace(t)
+			cfg := filepath.Join(filepath.Dir(ws), "toolwarden.yaml")
+			require.NoError(t, os.WriteFile(cfg, []byte(target.config(target.ca.File)), 0o600))
 			env = append(env, "TOOLWARDEN_EXEC_BACKEND="+backend, "EGRESS_TEST_TOKEN="+token)
 			args := append([]string{"serve", "--config", cfg, "--workspace", ws}, runScriptArgs...)
 			if revoked {
@@ -134,7 +179,8 @@ func TestEgressThroughBinary(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			initialize(t, c)
 
-			out := runProbe(t, c, port, token)
+			out, sandbox := runProbe(t, c, port, token)
+			require.Contains(t, sandbox, backend)
 			if revoked {
 				// The allow list names the host, the caller's capabilities do not.
 				require.Contains(t, out["allowed"], "403", "%v", out["allowed"])
@@ -142,46 +188,42 @@ func TestEgressThroughBinary(t *testing.T) {
 				require.Contains(t, auditText(t, auditPathOf(t, env)), `capabilities.deny:\"net:connect:**:*\"`)
 				return
 			}
-			require.Equal(t, "TOOLWARDEN_EGRESS_TEST", out["env_token"], "the sandbox holds the placeholder")
-			require.Equal(t, "REACHED 200 hello brokered", out["allowed"])
-			for _, k := range []string{"other_port", "other_name", "ip", "decimal", "hex", "mapped"} {
-				require.True(t, strings.HasPrefix(out[k].(string), "REFUSED") && strings.Contains(out[k].(string), "403"), "%s: %v", k, out[k])
-			}
-			for _, k := range []string{"raw_tcp", "raw_tcp_out", "udp_dns", "dns"} {
-				require.True(t, strings.HasPrefix(out[k].(string), "REFUSED"), "%s: %v", k, out[k])
-			}
-			require.Empty(t, out["found"], "the real credential is nowhere in the sandbox")
-			mu.Lock()
-			require.Contains(t, got, "Bearer "+token, "the server received the real value")
-			mu.Unlock()
-
-			checkEgressAudit(t, auditPathOf(t, env), port, token)
+			target.check(t, out, auditPathOf(t, env))
 		})
 	}
 }
 
-// runProbe runs egressProbe and returns what it printed.
-func runProbe(t *testing.T, c *client.Client, port, token string) map[string]any {
+// runProbe runs egressProbe and returns what it printed and the
+// sandbox it ran in.
+func runProbe(t *testing.T, c *client.Client, port, token string) (map[string]any, string) {
+	t.Helper()
+	stdout, sandbox := runPython(t, c, egressProbe, []string{port, reverse(token)}, 60)
+	require.NotContains(t, stdout, token)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), stdout)
+	return out, sandbox
+}
+
+// runPython runs script with args in run_script, requires it to exit 0,
+// and returns its stdout and the sandbox it ran in.
+func runPython(t testing.TB, c *client.Client, script string, args []string, timeoutSeconds int) (stdout, sandbox string) {
 	t.Helper()
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "run_script"
-	req.Params.Arguments = map[string]any{"interpreter": "python", "script": egressProbe, "args": []string{port, reverse(token)}, "timeout_seconds": 60}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	req.Params.Arguments = map[string]any{"interpreter": "python", "script": script, "args": args, "timeout_seconds": timeoutSeconds}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutSeconds)*time.Second+4*time.Minute)
 	defer cancel()
 	res, err := c.CallTool(ctx, req)
 	require.NoError(t, err)
 	text := res.Content[0].(mcp.TextContent).Text
 	require.False(t, res.IsError, text)
-	require.NotContains(t, text, token)
 	var run struct {
-		Stdout, Stderr string
-		ExitCode       int `json:"exit_code"`
+		Stdout, Stderr, Sandbox string
+		ExitCode                int `json:"exit_code"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(text), &run))
-	require.Equal(t, 0, run.ExitCode, run.Stderr)
-	var out map[string]any
-	require.NoError(t, json.Unmarshal([]byte(run.Stdout), &out), run.Stdout)
-	return out
+	require.Equal(t, 0, run.ExitCode, "stdout: %s\nstderr: %s", run.Stdout, run.Stderr)
+	return run.Stdout, run.Sandbox
 }
 
 // checkEgressAudit: the allowed, brokered connection and the refused

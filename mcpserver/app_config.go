@@ -44,6 +44,12 @@ type Effective struct {
 	// LimitsCountedOver says what each limit in force is counted over:
 	// an identity's window, a token bucket, or one call.
 	LimitsCountedOver map[string]string `yaml:"limits_counted_over"`
+	// Network says, for each tool that has network (run_script and
+	// run_command: exec.network; a declared cli tool: its own block), the
+	// hosts its sandbox may reach through the egress proxy and the
+	// brokered ones by header name, whether or not the tool is offered.
+	// A tool not listed has none.
+	Network map[string]ToolNetwork `yaml:"network,omitempty"`
 	// SharedState says where limits and approval state are kept: this
 	// process, or Redis shared by the replicas (cluster.redis_url).
 	SharedState string         `yaml:"shared_state"`
@@ -80,6 +86,9 @@ func CheckConfig(ctx context.Context, l *configs.Loaded, w io.Writer) error {
 	}
 	if out.ToolsSHA256, err = b.SurfaceDigest(ctx); err != nil {
 		return err
+	}
+	if nets := toolNetworks(l.Config); len(nets) > 0 {
+		out.Network = nets
 	}
 	for _, t := range b.Tools {
 		if b.Allowed(t.Tool.Name) {

@@ -53,10 +53,14 @@ func ExplainPolicy(ctx context.Context, l *configs.Loaded, req ExplainRequest, w
 		ctx = AsCaller(ctx, identity, claims)
 	}
 	d := b.Explain(ctx, req.Tool, req.Args, req.Trusted)
+	net := b.explainNetwork(ctx, l.Config, req.Tool, req.Args, req.Trusted)
 	if req.JSON {
-		err = writeJSON(w, explanationOf(req.Tool, d))
+		e := explanationOf(req.Tool, d)
+		e.Network = net
+		err = writeJSON(w, e)
 	} else {
 		printExplanation(w, req.Tool, d)
+		printNetwork(w, net, d)
 	}
 	return Verdict{Outcome: d.Outcome, Rule: d.Rule}, err
 }
@@ -74,6 +78,9 @@ type Explanation struct {
 	// (a tool that does not exist) the JSON-RPC error -32602.
 	Answer string       `json:"answer,omitempty"`
 	Trace  []guard.Step `json:"trace"`
+	// Network is, for a tool with network, the hosts of its allow list
+	// and whether this caller's net:connect lets a run reach each.
+	Network *NetworkReach `json:"network,omitempty"`
 }
 
 // unknownToolAnswer is how a call to a tool that does not exist is

@@ -86,8 +86,12 @@ func relay(c net.Conn, sock string) {
 
 type closeWriter interface{ CloseWrite() error }
 
+// copyThenCloseWrite copies through a buffer of its own, never splice(2):
+// under runsc, the splice Go's io.Copy makes from the unix socket to the
+// TCP connection (TCPConn.ReadFrom) corrupts the stream, which TLS then
+// refuses (e2e's TestEgressDownloadIntact).
 func copyThenCloseWrite(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
+	_, _ = io.CopyBuffer(struct{ io.Writer }{dst}, struct{ io.Reader }{src}, make([]byte, 128<<10))
 	if cw, ok := dst.(closeWriter); ok {
 		_ = cw.CloseWrite()
 	} else {
