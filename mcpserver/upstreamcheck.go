@@ -28,7 +28,7 @@ type definitionCheck struct {
 
 func newDefinitionCheck(cfg configs.Config, names []string) (*definitionCheck, error) {
 	f, err := outfilter.New(outfilter.Options{Redact: true, StripInvisible: true,
-		Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names})
+		Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names, Definition: true})
 	if err != nil {
 		return nil, err
 	}

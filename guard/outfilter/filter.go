@@ -42,6 +42,9 @@ type Options struct {
 	// to call one ("call update_task_status", see toolCall) is warned about
 	// like a marker. The server passes its tool list; none is built in.
 	ToolNames []string
+	// Definition adds the phrase classes that only tool definitions are
+	// read for (see phraseClasses).
+	Definition bool
 }
 
 // DefaultOptions is the secure default: everything on.
@@ -60,7 +63,12 @@ type Filter struct {
 	keys    *keywordDFA
 	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
-	tools   []string
+	// anchors are the phrase classes' anchor words, after the markers:
+	// anchorClasses[i] are the classes anchor i starts (see phraseClass).
+	anchors       []string
+	anchorClasses [][]int
+	classes       []*phraseClass
+	tools         []string
 	// squashed are the tool names without `_` (see closeTool).
 	squashed []string
 	nKeys    int // patterns below nKeys are keywords, then markers, tool names, call verbs
@@ -132,6 +140,22 @@ func (f *Filter) build() error {
 		patterns = append(patterns, m)
 		f.markers = append(f.markers, m)
 		f.hits = append(f.hits, nil)
+	}
+	f.classes = classesFor(o.Definition)
+	byAnchor := map[string]int{}
+	for ci, c := range f.classes {
+		for _, a := range c.anchors {
+			i, ok := byAnchor[a]
+			if !ok {
+				i = len(f.anchors)
+				byAnchor[a] = i
+				f.anchors = append(f.anchors, a)
+				f.anchorClasses = append(f.anchorClasses, nil)
+				patterns = append(patterns, a)
+				f.hits = append(f.hits, nil)
+			}
+			f.anchorClasses[i] = append(f.anchorClasses[i], ci)
+		}
 	}
 	for _, t := range o.ToolNames {
 		if t = strings.ToLower(t); t != "" {

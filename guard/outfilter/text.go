@@ -95,15 +95,21 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // around its keywords' hits, merged, where its regular expression must run;
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
+	var from phraseFrom
 	f.keys.walk(s, func(last int, pattern int32) {
 		if p := int(pattern) - f.nKeys; f.verb(pattern) {
 			if call := f.nearCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
 				rep.warn(call)
 			}
 			return
+		} else if a, ok := f.anchor(pattern); ok {
+			if w := f.phraseAt(s, a, last+1-f.keys.lens[pattern], last+1, &from); w != "" {
+				rep.warn(w)
+			}
+			return
 		} else if p >= len(f.markers) {
 			if call := toolCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
-				rep.warn(call + " " + f.tools[p-len(f.markers)])
+				rep.warn(call + " " + f.tools[p-len(f.markers)-len(f.anchors)])
 			}
 			return
 		} else if p >= 0 {

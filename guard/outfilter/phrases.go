@@ -1,0 +1,177 @@
+package outfilter
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A fixed marker ("ignore all previous instructions") catches one wording
+// of an attack; an attacker rewords it ("ignore previous safety
+// instructions"). A phrase class catches the form instead: a few rare
+// anchor words go into the keyword automaton with the markers, and only
+// around an anchor's hit does the class's regular expression run, over a
+// bounded window, so text without the anchors costs nothing more. Each
+// class stands for one kind of persuasion aimed at the model, not at a
+// human reader:
+//
+//   - override: telling the model to drop its earlier instructions;
+//   - privilege claim: telling the model it has been granted elevated
+//     rights (a human reader's rights are not granted by a web page);
+//   - authority banner: text posing as a message from the system or an
+//     administrator ("SYSTEM NOTE:");
+//   - tool call: asking for a named tool to be called ("call the shell
+//     tool", "call fetch with url ...");
+//   - decode and run: asking for an encoded payload to be decoded and
+//     executed, the way past string matching on the payload itself.
+//
+// Definitions (upstream tool descriptions and schemas, Options.Definition)
+// get two more, which in a tool's own documentation can only steer the
+// model's choice of tools:
+//
+//   - tool preference: "always use this tool instead of the built-in one";
+//   - tool hook: "when the user asks to use the send_mail tool, first ...".
+type phraseClass struct {
+	name    string
+	anchors []string
+	re      *regexp.Regexp
+	// exclude lists words the first group must not be (the class reads
+	// another tool's name there; "this" is the tool itself).
+	exclude map[string]bool
+	// definition classes run only on tool definitions.
+	definition bool
+}
+
+// phraseWindow is how far either side of an anchor a class's expression
+// looks: its matches are shorter than this.
+const phraseWindow = 160
+
+// ident is a tool name as text writes it, quoted or not.
+const ident = "[`'\"]?([a-z][a-z0-9]*(?:[_.-][a-z0-9]+)*)[`'\"]?"
+
+var phraseClasses = []*phraseClass{
+	{
+		name:    "override of earlier instructions",
+		anchors: []string{"ignore", "disregard", "forget", "override", "bypass"},
+		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|its|these)\s+){0,3}` +
+			`(?:previous|prior|above|earlier|preceding|original|existing|system|safety|security)\s+(?:[a-z]+\s+){0,2}?` +
+			`(?:instructions?|rules|directives|guidelines|prompts?|guardrails|constraints|policies)\b`),
+	},
+	{
+		name:    "privilege claim",
+		anchors: []string{"privilege", "access", "permission", "rights", "clearance", "mode"},
+		re: regexp.MustCompile(`(?i)\byou(?:'ve|'re|\s+have|\s+are|\s+now)(?:\s+(?:now|been|just|officially|hereby|granted|given|have|are|in|running|operating|with))*\s+` +
+			`(?:full\s+)?(?:and\s+)?(?:elevated|unrestricted|unlimited|administrator|administrative|admin|root|superuser|sudo|god|developer|maintenance|debug)\s+` +
+			`(?:[a-z]+\s+){0,2}?(?:access|privileges?|permissions?|rights|clearance|mode)\b`),
+	},
+	{
+		name:    "authority banner",
+		anchors: []string{"note:", "notice:", "message:", "override:", "directive:", "instruction:", "instructions:", "update:"},
+		re: regexp.MustCompile(`(?i)(?:^|[\n"'{>\[(.!?:;]\s*|\bimportant\s+|\burgent\s+|\bcritical\s+)` +
+			`(?:system|sys|admin|administrator|sysadmin|operator|root)(?:\s+(?:administrator|admin|security|operator))?\s+` +
+			`(?:note|notice|message|override|directive|instructions?|update)\s*:`),
+	},
+	{
+		name:    "tool call",
+		anchors: []string{"call", "calling", "invoke", "invoking"},
+		re: regexp.MustCompile(`(?i)\b(?:call|calling|invoke|invoking)\s+(?:the\s+)?` + ident +
+			`\s+(?:tool\b|with\s+(?:the\s+)?(?:url|args|arguments?|parameters?|path|command|input|data)\b)`),
+		exclude: map[string]bool{"this": true, "that": true, "a": true, "any": true, "it": true},
+	},
+	{
+		name:    "decode and run",
+		anchors: []string{"decode", "base64"},
+		re: regexp.MustCompile(`(?i)\bdecode\b[^.\n]{0,60}?\b(?:and|then)\s+(?:execute|run|eval|evaluate|pipe)\b|` +
+			`\bbase64\s+(?:-d|-D|--decode)\b[^|\n]{0,60}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b`),
+	},
+	{
+		name:       "tool preference",
+		anchors:    []string{"this tool", "this function", "instead of", "supersede", "replaces", "overrides"},
+		definition: true,
+		re: regexp.MustCompile(`(?i)\b(?:always|only)\s+use\s+this\s+(?:tool|function)\b[^.\n]{0,40}\binstead\b|` +
+			`\binstead\s+of\s+(?:the\s+|any\s+)?(?:built-?in|default|native|standard|other|original)\b[^.\n]{0,40}\b(?:tools?|functions?)\b|` +
+			`\b(?:supersedes?|overrides?|replaces?)\s+(?:any|all|the)\s+(?:built-?in|default|native|standard|other|original)\b`),
+	},
+	{
+		name:       "tool hook",
+		anchors:    []string{"tool"},
+		definition: true,
+		re: regexp.MustCompile(`(?i)\b(?:when(?:ever)?|before|after)\s+(?:the\s+user\s+|you\s+|the\s+model\s+|the\s+agent\s+)?` +
+			`(?:asks?\s+(?:you\s+)?to\s+|wants?\s+to\s+|is\s+about\s+to\s+)?(?:use|call|invoke|run|using|calling|invoking)s?\s+` +
+			`(?:the\s+|any\s+|another\s+)?` + ident + `\s+tool\b`),
+		exclude: map[string]bool{"this": true},
+	},
+}
+
+// classesFor returns the classes a filter runs: the definition classes
+// only for definitions.
+func classesFor(definition bool) []*phraseClass {
+	var out []*phraseClass
+	for _, c := range phraseClasses {
+		if !c.definition || definition {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// match runs c around the anchor hit s[at:end] and returns its warning,
+// or "". from is where c's last window ended: a hit inside it was looked
+// at already; the new end is returned.
+func (c *phraseClass) match(s string, at, end, from int) (string, int) {
+	if at < from {
+		return "", from
+	}
+	lo, hi := max(at-phraseWindow, 0), min(end+2*phraseWindow, len(s))
+	for _, m := range c.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
+		if len(m) > 2 && m[2] >= 0 && c.exclude[strings.ToLower(s[lo+m[2]:lo+m[3]])] {
+			continue
+		}
+		return c.name + ": " + quoteFound(s[lo+m[0]:lo+m[1]]), hi - phraseWindow
+	}
+	return "", hi - phraseWindow
+}
+
+// quoteFound is what a class found, as a warning names it: lower case,
+// white space as single spaces, what leads up to the words dropped, at
+// most 80 bytes.
+func quoteFound(s string) string {
+	s = strings.Join(strings.Fields(strings.ToLower(s)), " ")
+	s = strings.TrimLeft(s, "\"'{>[(.!?:; ")
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return `"` + s + `"`
+}
+
+// phraseFrom is, per class, where its last window ended in one text.
+type phraseFrom [16]int
+
+// phraseAt runs the classes of anchor a around its hit s[at:end] and
+// returns the first warning; from (nil: look at every hit) skips hits a
+// class's last window covered.
+func (f *Filter) phraseAt(s string, a, at, end int, from *phraseFrom) string {
+	for _, ci := range f.anchorClasses[a] {
+		var w string
+		if from == nil {
+			w, _ = f.classes[ci].match(s, at, end, 0)
+		} else {
+			w, from[ci] = f.classes[ci].match(s, at, end, from[ci])
+		}
+		if w != "" && !f.markerIn(w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// markerIn reports whether warning w quotes one of the fixed markers,
+// which is warned about by itself.
+func (f *Filter) markerIn(w string) bool {
+	_, found, _ := strings.Cut(w, ": ")
+	for _, m := range f.markers {
+		if strings.Contains(found, m) {
+			return true
+		}
+	}
+	return false
+}
