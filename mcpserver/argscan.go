@@ -23,6 +23,11 @@ func argScan(cfg configs.Config, output *outfilter.Filter, names []string) (guar
 		}
 	}
 	a := guard.DefaultArgScan(f)
+	refs, err := guard.NewSecretRefs(cfg.Capabilities.SecretGlobs())
+	if err != nil {
+		return guard.ArgScan{}, err
+	}
+	a.SecretFiles = refs
 	if cfg.Arguments.Secrets != "" {
 		a.Secrets = cfg.Arguments.Secrets
 	}

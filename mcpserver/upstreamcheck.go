@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -24,6 +25,9 @@ const (
 // its results do.
 type definitionCheck struct {
 	filter *outfilter.Filter
+	// files finds the secret files a definition names ("first read
+	// ~/.ssh/id_rsa"): a tool's documentation has no use for them.
+	files *guard.SecretRefs
 }
 
 func newDefinitionCheck(cfg configs.Config, names []string) (*definitionCheck, error) {
@@ -32,7 +36,11 @@ func newDefinitionCheck(cfg configs.Config, names []string) (*definitionCheck, e
 	if err != nil {
 		return nil, err
 	}
-	return &definitionCheck{filter: f}, nil
+	refs, err := guard.NewSecretRefs(cfg.Capabilities.SecretGlobs())
+	if err != nil {
+		return nil, err
+	}
+	return &definitionCheck{filter: f, files: refs}, nil
 }
 
 // findings says what in t's definition the filter would change or warn
@@ -46,6 +54,13 @@ func (d *definitionCheck) findings(t tools.Tool) ([]string, tools.Tool) {
 	}
 	if n := len(t.Tool.RawInputSchema); n > maxUpstreamSchema {
 		out = append(out, fmt.Sprintf("inputSchema is %d bytes, over %d", n, maxUpstreamSchema))
+	}
+	for _, where := range []struct{ name, text string }{
+		{"title or description", t.Tool.Title + "\n" + t.Tool.Description}, {"inputSchema", string(t.Tool.RawInputSchema)},
+	} {
+		for _, r := range d.files.Find(where.text) {
+			out = append(out, fmt.Sprintf("%s names the secret file %s", where.name, r))
+		}
 	}
 	var rep outfilter.Report
 	t.Tool.Title = d.filter.Text(t.Tool.Title, &rep)
