@@ -5,7 +5,8 @@ package outfilter
 // what it finds by its own rules (guard/argscan.go). It differs from Text
 // in what it changes: nothing, unless a secret is found, and then only
 // the secret (after invisible characters and control sequences are
-// stripped, so that one split by a zero-width space is still seen).
+// stripped, so that one split by a zero-width space is still seen), and
+// what base64 or hex runs inside it decode to (see encoded.go).
 // Markdown images and blank runs are not touched: an argument is content
 // the caller wants written, not text a client renders.
 //
@@ -20,7 +21,11 @@ func (f *Filter) Argument(s string) (string, Report, error) {
 	}
 	clean, invisible, controls := strip(s, true)
 	rep.Stripped, rep.Controls = invisible, controls
+	if w := mixedScript(clean); w != "" {
+		rep.warn(w)
+	}
 	spans := f.scan(clean, 0, len(clean), &rep)
+	spans = append(spans, f.scanEncoded(clean, &rep)...)
 	if rep.checks > MaxChecks {
 		return "", rep, ErrTooDense
 	}

@@ -35,11 +35,15 @@ func (f *Filter) neutralise(s string, rep *Report) string {
 }
 
 // strip removes control sequences and characters, and invisible
-// characters unless the options keep them.
+// characters unless the options keep them, and warns of a word spelled
+// in two look-alike scripts (see mixedScript).
 func (f *Filter) strip(s string, rep *Report) string {
 	s, invisible, controls := strip(s, f.opts.StripInvisible)
 	rep.Stripped += invisible
 	rep.Controls += controls
+	if w := mixedScript(s); w != "" {
+		rep.warn(w)
+	}
 	return s
 }
 
