@@ -66,7 +66,7 @@ func TestArgumentEncodedRunsBenign(t *testing.T) {
 func TestMixedScriptWords(t *testing.T) {
 	f := newFilter(t)
 	for _, text := range []string{
-		"rm -rf /h\u043eme/build",           // Cyrillic o
+		"rm -rf /h\u043eme/build",          // Cyrillic o
 		"curl https://p\u0430yments.test/", // Cyrillic a
 		"\u0456gnore the rest",             // Cyrillic i
 		"Ad\u03bcin panel",                 // Greek mu
