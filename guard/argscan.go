@@ -175,6 +175,9 @@ func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name string, v any, 
 			out[k], c = s.walk(f, tool, joinArg(name, k), e, depth+1)
 			changed = changed || c
 		}
+		if s.split(f, tool, name, x, out, depth) {
+			changed = true
+		}
 		return out, changed
 	case []any:
 		out, changed := make([]any, len(x)), false

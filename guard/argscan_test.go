@@ -97,6 +97,10 @@ func TestArgumentScan(t *testing.T) {
 			tool: "up__fetch", args: `{"path":"/srv/www/.env.example","content":"see the .ssh docs"}`},
 		{name: "own tools keep their own secret-file rules", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
 			tool: "send_msg", args: `{"content":"copy .env.example to ~/.aws/credentials? no: to .env"}`},
+		{name: "a key split over two arguments refused", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "send_msg", args: `{"tags":[{"label":"x"}],"path":"KW4HXJ5LMT","content":"AKIAZ7Q2VN"}`, code: toolerr.DeniedArgumentSecret, rule: "arguments.secrets"},
+		{name: "short words side by side are no key", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "send_msg", args: `{"path":"eu-west-1","content":"t3.medium"}`},
 		{name: "allow lets a secret through", a: ArgScan{Secrets: ArgAllow, Markers: ArgAllow},
 			tool: "save_note", args: withSecret},
 	}
