@@ -95,6 +95,9 @@ func checkApproval(in *input) Decision {
 	if in.call.Trusted {
 		return pass("approval.not_required")
 	}
+	if d, ok := checkTaint(in); ok && in.approval != ApprovalDeny {
+		return d
+	}
 	switch in.approval {
 	case ApprovalAllow:
 		return pass("approval.not_required")

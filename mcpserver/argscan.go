@@ -73,6 +73,16 @@ func (d *PolicyDiff) diffArguments(o, n configs.Arguments) {
 	}
 }
 
+// diffTaint files a change of policy.taint: refuse is the narrowest,
+// off the widest.
+func (d *PolicyDiff) diffTaint(o, n string) {
+	rank := map[string]int{"refuse": 0, "approve": 1, "off": 2}
+	o, n = orDefault(o, "approve"), orDefault(n, "approve")
+	if rank[o] != rank[n] {
+		d.add(rank[o], rank[n], Change{Kind: "policy", Item: "policy.taint", Old: o, New: n})
+	}
+}
+
 func orDefault(v, def string) string {
 	if v == "" {
 		return def
