@@ -223,7 +223,7 @@ func (s *argScan) text(f *outfilter.Filter, name, v string) (string, bool) {
 		}
 	}
 	if s.rule.Markers != ArgAllow {
-		for _, w := range rep.Warnings {
+		for _, w := range append(rep.Warnings, rep.Quoted...) {
 			s.markers = append(s.markers, fmt.Sprintf("%s: marker %q", name, w))
 		}
 		if rep.Stripped > 0 {

@@ -96,7 +96,7 @@ func reportFindings(where string, rep outfilter.Report) []string {
 	if rep.Collapsed > 0 {
 		out = append(out, fmt.Sprintf("%s holds %d long run(s) of blank space", where, rep.Collapsed))
 	}
-	for _, w := range rep.Warnings {
+	for _, w := range append(rep.Warnings, rep.Quoted...) {
 		out = append(out, fmt.Sprintf("%s holds %q, which reads as an instruction to the model", where, w))
 	}
 	slices.Sort(out)

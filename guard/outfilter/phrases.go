@@ -22,7 +22,10 @@ import (
 //   - tool call: asking for a named tool to be called ("call the shell
 //     tool", "call fetch with url ...");
 //   - decode and run: asking for an encoded payload to be decoded and
-//     executed, the way past string matching on the payload itself.
+//     executed, the way past string matching on the payload itself;
+//   - system prompt request: asking for the model's own instructions
+//     ("print your system prompt"), or replacing them; a page that only
+//     talks about system prompts is not one.
 //
 // Definitions (upstream tool descriptions and schemas, Options.Definition)
 // get two more, which in a tool's own documentation can only steer the
@@ -84,6 +87,13 @@ var phraseClasses = []*phraseClass{
 			`\bbase64\s+(?:-d|-D|--decode)\b[^|\n]{0,60}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b`),
 	},
 	{
+		name:    "system prompt request",
+		anchors: []string{"prompt", "instructions"},
+		re: regexp.MustCompile(`(?i)\b(?:output|print|reveal|show|repeat|dump|disclose|leak|share|display|return|send|paste|tell\s+me|give\s+me|write\s+out)\s+` +
+			`(?:me\s+)?(?:your|the)\s+(?:[a-z]+\s+){0,3}?(?:system|initial|hidden|original|developer)\s+(?:prompt|instructions)\b|` +
+			`\b(?:your|the)\s+(?:new|updated|real|actual)\s+system\s+prompt\s+(?:is|says|reads)\b`),
+	},
+	{
 		name:       "tool preference",
 		anchors:    []string{"this tool", "this function", "instead of", "supersede", "replaces", "overrides"},
 		definition: true,
@@ -115,20 +125,21 @@ func classesFor(definition bool) []*phraseClass {
 }
 
 // match runs c around the anchor hit s[at:end] and returns its warning,
-// or "". from is where c's last window ended: a hit inside it was looked
-// at already; the new end is returned.
-func (c *phraseClass) match(s string, at, end, from int) (string, int) {
+// or "", and where in s the words it quotes are. from is where c's last
+// window ended: a hit inside it was looked at already; the new end is
+// returned.
+func (c *phraseClass) match(s string, at, end, from int) (w string, found span, next int) {
 	if at < from {
-		return "", from
+		return "", span{}, from
 	}
 	lo, hi := max(at-phraseWindow, 0), min(end+2*phraseWindow, len(s))
 	for _, m := range c.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
 		if len(m) > 2 && m[2] >= 0 && c.exclude[strings.ToLower(s[lo+m[2]:lo+m[3]])] {
 			continue
 		}
-		return c.name + ": " + quoteFound(s[lo+m[0]:lo+m[1]]), hi - phraseWindow
+		return c.name + ": " + quoteFound(s[lo+m[0]:lo+m[1]]), span{start: lo + m[0], end: lo + m[1]}, hi - phraseWindow
 	}
-	return "", hi - phraseWindow
+	return "", span{}, hi - phraseWindow
 }
 
 // quoteFound is what a class found, as a warning names it: lower case,
@@ -147,21 +158,22 @@ func quoteFound(s string) string {
 type phraseFrom [16]int
 
 // phraseAt runs the classes of anchor a around its hit s[at:end] and
-// returns the first warning; from (nil: look at every hit) skips hits a
+// returns the first warning, with where its words are; from (nil: look at every hit) skips hits a
 // class's last window covered.
-func (f *Filter) phraseAt(s string, a, at, end int, from *phraseFrom) string {
+func (f *Filter) phraseAt(s string, a, at, end int, from *phraseFrom) (string, span) {
 	for _, ci := range f.anchorClasses[a] {
 		var w string
+		var found span
 		if from == nil {
-			w, _ = f.classes[ci].match(s, at, end, 0)
+			w, found, _ = f.classes[ci].match(s, at, end, 0)
 		} else {
-			w, from[ci] = f.classes[ci].match(s, at, end, from[ci])
+			w, found, from[ci] = f.classes[ci].match(s, at, end, from[ci])
 		}
 		if w != "" && !f.markerIn(w) {
-			return w
+			return w, found
 		}
 	}
-	return ""
+	return "", span{}
 }
 
 // markerIn reports whether warning w quotes one of the fixed markers,

@@ -242,7 +242,7 @@ func (q *quietDoc) vouch(end int, state int32) bool {
 			continue
 		}
 		if a, ok := f.anchor(p); ok {
-			if f.phraseAt(h.text, a, at, end+1, nil) != "" {
+			if w, _ := f.phraseAt(h.text, a, at, end+1, nil); w != "" {
 				return false
 			}
 			continue

@@ -107,8 +107,8 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			}
 			return
 		} else if a, ok := f.anchor(pattern); ok {
-			if w := f.phraseAt(s, a, last+1-f.keys.lens[pattern], last+1, &from); w != "" {
-				rep.warn(w)
+			if w, found := f.phraseAt(s, a, last+1-f.keys.lens[pattern], last+1, &from); w != "" {
+				rep.finding(w, s, found.start, found.end)
 			}
 			return
 		} else if p >= len(f.markers) {
@@ -117,7 +117,7 @@ func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
 			}
 			return
 		} else if p >= 0 {
-			rep.warn(f.markers[p])
+			rep.finding(f.markers[p], s, last+1-f.keys.lens[pattern], last+1)
 			return
 		}
 		if windows == nil { // most short results hold no keyword at all
