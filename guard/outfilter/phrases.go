@@ -36,7 +36,10 @@ import (
 type phraseClass struct {
 	name    string
 	anchors []string
-	re      *regexp.Regexp
+	// before and after bound the window around an anchor's hit that re
+	// runs over: the most its matches reach either side of an anchor.
+	before, after int
+	re            *regexp.Regexp
 	// exclude lists words the first group must not be (the class reads
 	// another tool's name there; "this" is the tool itself).
 	exclude map[string]bool
@@ -44,9 +47,10 @@ type phraseClass struct {
 	definition bool
 }
 
-// phraseWindow is how far either side of an anchor a class's expression
-// looks: its matches are shorter than this.
-const phraseWindow = 160
+// The anchors are the rarest words of each class's form (the adjective
+// of a privilege claim, not "access"; "tool" after a tool call, not
+// "call"), so that ordinary text, code above all, rarely runs the
+// expressions.
 
 // ident is a tool name as text writes it, quoted or not.
 const ident = "[`'\"]?([a-z][a-z0-9]*(?:[_.-][a-z0-9]+)*)[`'\"]?"
@@ -55,13 +59,16 @@ var phraseClasses = []*phraseClass{
 	{
 		name:    "override of earlier instructions",
 		anchors: []string{"ignore", "disregard", "forget", "override", "bypass"},
+		before:  10, after: 120,
 		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|its|these)\s+){0,3}` +
 			`(?:previous|prior|above|earlier|preceding|original|existing|system|safety|security)\s+(?:[a-z]+\s+){0,2}?` +
 			`(?:instructions?|rules|directives|guidelines|prompts?|guardrails|constraints|policies)\b`),
 	},
 	{
-		name:    "privilege claim",
-		anchors: []string{"privilege", "access", "permission", "rights", "clearance", "mode"},
+		name: "privilege claim",
+		anchors: []string{"elevated", "unrestricted", "unlimited", "administrator", "administrative", "admin", "root",
+			"superuser", "sudo", "god", "developer", "maintenance", "debug"},
+		before: 100, after: 60,
 		re: regexp.MustCompile(`(?i)\byou(?:'ve|'re|\s+have|\s+are|\s+now)(?:\s+(?:now|been|just|officially|hereby|granted|given|have|are|in|running|operating|with))*\s+` +
 			`(?:full\s+)?(?:and\s+)?(?:elevated|unrestricted|unlimited|administrator|administrative|admin|root|superuser|sudo|god|developer|maintenance|debug)\s+` +
 			`(?:[a-z]+\s+){0,2}?(?:access|privileges?|permissions?|rights|clearance|mode)\b`),
@@ -69,13 +76,16 @@ var phraseClasses = []*phraseClass{
 	{
 		name:    "authority banner",
 		anchors: []string{"note:", "notice:", "message:", "override:", "directive:", "instruction:", "instructions:", "update:"},
+		before:  60, after: 0,
 		re: regexp.MustCompile(`(?i)(?:^|[\n"'{>\[(.!?:;]\s*|\bimportant\s+|\burgent\s+|\bcritical\s+)` +
 			`(?:system|sys|admin|administrator|sysadmin|operator|root)(?:\s+(?:administrator|admin|security|operator))?\s+` +
 			`(?:note|notice|message|override|directive|instructions?|update)\s*:`),
 	},
 	{
-		name:    "tool call",
-		anchors: []string{"call", "calling", "invoke", "invoking"},
+		name: "tool call",
+		anchors: []string{"tool", "with url", "with the url", "with args", "with argument", "with parameter", "with path",
+			"with command", "with input", "with data"},
+		before: 90, after: 20,
 		re: regexp.MustCompile(`(?i)\b(?:call|calling|invoke|invoking)\s+(?:the\s+)?` + ident +
 			`\s+(?:tool\b|with\s+(?:the\s+)?(?:url|args|arguments?|parameters?|path|command|input|data)\b)`),
 		exclude: map[string]bool{"this": true, "that": true, "a": true, "any": true, "it": true},
@@ -83,27 +93,31 @@ var phraseClasses = []*phraseClass{
 	{
 		name:    "decode and run",
 		anchors: []string{"decode", "base64"},
+		before:  10, after: 120,
 		re: regexp.MustCompile(`(?i)\bdecode\b[^.\n]{0,60}?\b(?:and|then)\s+(?:execute|run|eval|evaluate|pipe)\b|` +
 			`\bbase64\s+(?:-d|-D|--decode)\b[^|\n]{0,60}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b`),
 	},
 	{
 		name:    "system prompt request",
 		anchors: []string{"prompt", "instructions"},
+		before:  90, after: 20,
 		re: regexp.MustCompile(`(?i)\b(?:output|print|reveal|show|repeat|dump|disclose|leak|share|display|return|send|paste|tell\s+me|give\s+me|write\s+out)\s+` +
 			`(?:me\s+)?(?:your|the)\s+(?:[a-z]+\s+){0,3}?(?:system|initial|hidden|original|developer)\s+(?:prompt|instructions)\b|` +
 			`\b(?:your|the)\s+(?:new|updated|real|actual)\s+system\s+prompt\s+(?:is|says|reads)\b`),
 	},
 	{
-		name:       "tool preference",
-		anchors:    []string{"this tool", "this function", "instead of", "supersede", "replaces", "overrides"},
+		name:    "tool preference",
+		anchors: []string{"this tool", "this function", "instead of", "supersede", "replaces", "overrides"},
+		before:  40, after: 100,
 		definition: true,
 		re: regexp.MustCompile(`(?i)\b(?:always|only)\s+use\s+this\s+(?:tool|function)\b[^.\n]{0,40}\binstead\b|` +
 			`\binstead\s+of\s+(?:the\s+|any\s+)?(?:built-?in|default|native|standard|other|original)\b[^.\n]{0,40}\b(?:tools?|functions?)\b|` +
 			`\b(?:supersedes?|overrides?|replaces?)\s+(?:any|all|the)\s+(?:built-?in|default|native|standard|other|original)\b`),
 	},
 	{
-		name:       "tool hook",
-		anchors:    []string{"tool"},
+		name:    "tool hook",
+		anchors: []string{"tool"},
+		before:  140, after: 10,
 		definition: true,
 		re: regexp.MustCompile(`(?i)\b(?:when(?:ever)?|before|after)\s+(?:the\s+user\s+|you\s+|the\s+model\s+|the\s+agent\s+)?` +
 			`(?:asks?\s+(?:you\s+)?to\s+|wants?\s+to\s+|is\s+about\s+to\s+)?(?:use|call|invoke|run|using|calling|invoking)s?\s+` +
@@ -132,14 +146,14 @@ func (c *phraseClass) match(s string, at, end, from int) (w string, found span, 
 	if at < from {
 		return "", span{}, from
 	}
-	lo, hi := max(at-phraseWindow, 0), min(end+2*phraseWindow, len(s))
+	lo, hi := max(at-c.before, 0), min(end+c.after, len(s))
 	for _, m := range c.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
 		if len(m) > 2 && m[2] >= 0 && c.exclude[strings.ToLower(s[lo+m[2]:lo+m[3]])] {
 			continue
 		}
-		return c.name + ": " + quoteFound(s[lo+m[0]:lo+m[1]]), span{start: lo + m[0], end: lo + m[1]}, hi - phraseWindow
+		return c.name + ": " + quoteFound(s[lo+m[0]:lo+m[1]]), span{start: lo + m[0], end: lo + m[1]}, hi - c.after
 	}
-	return "", span{}, hi - phraseWindow
+	return "", span{}, hi - c.after
 }
 
 // quoteFound is what a class found, as a warning names it: lower case,
