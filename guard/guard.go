@@ -119,8 +119,10 @@ type Ticket struct {
 	call   Call
 	digest string
 	start  time.Time
-	// pending is true while the call waits for a human's approval.
+	// pending is true while the call waits for a human's approval, and
+	// rule is the rule that asks for it.
 	pending bool
+	rule    string
 	// cost is what the call spends of limits.budget; out is its result's
 	// size once it has one (provenance).
 	cost, out int64

@@ -114,3 +114,17 @@ func (g *Guard) tainted(call *Call) {
 		call.tainted = g.taint.of(call.Session)
 	}
 }
+
+// taintUnavailable is e, when no human could be asked about a call that
+// asked only because its session is tainted, restated to say so: the
+// server's message speaks of approval modes, which did not ask.
+func (t *Ticket) taintUnavailable(e *toolerr.Error) *toolerr.Error {
+	if t.rule != "policy.taint" || e == nil || e.Code != toolerr.DeniedApprovalUnavailable {
+		return e
+	}
+	return toolerr.New(toolerr.DeniedApprovalUnavailable,
+		"This session has read secrets, so sending anything out from it needs a human's approval, which your client cannot give. "+
+			"Start a new session for this step, use a client with MCP elicitation, or ask the operator (policy.taint).",
+		"tool %q sends its arguments out from a tainted session (%s), which policy.taint asks a human about, but no human could be asked: %s",
+		t.call.Tool, t.call.tainted, e.Message).WithRule("policy.taint")
+}

@@ -86,3 +86,15 @@ func TestTaintNotFromCleanResults(t *testing.T) {
 	serve(g, call, countingHandler(&ran, "no secrets here, only AKIA-style words"))
 	require.Equal(t, Allow, g.Explain(sendCall(t, "s")).Outcome)
 }
+
+// When no human can be asked, the denial names the taint, not an
+// approval mode.
+func TestTaintUnavailableNamesTaint(t *testing.T) {
+	g := taintGuard(t, "")
+	readSecret(t, g, "s")
+	ticket, denial := g.Admit(sendCall(t, "s"))
+	require.Nil(t, denial)
+	e := ticket.Decline(toolerr.New(toolerr.DeniedApprovalUnavailable, "hint", "no client").WithRule("approval.elicit"))
+	require.Equal(t, "policy.taint", e.Rule)
+	require.Contains(t, e.Message, "tainted session (find_note returned 1 secret(s), redacted)")
+}
