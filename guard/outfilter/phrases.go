@@ -39,7 +39,14 @@ type phraseClass struct {
 	// before and after bound the window around an anchor's hit that re
 	// runs over: the most its matches reach either side of an anchor.
 	before, after int
-	re            *regexp.Regexp
+	// needs are words of which the window must hold one (ASCII case
+	// folded) for re to run: a cheap test that spares most anchor hits in
+	// code ("root", "debug") the expression.
+	needs []string
+	// fromNeed: every match starts with a needs word, so re runs from the
+	// first one in the window on.
+	fromNeed bool
+	re       *regexp.Regexp
 	// exclude lists words the first group must not be (the class reads
 	// another tool's name there; "this" is the tool itself).
 	exclude map[string]bool
@@ -60,6 +67,7 @@ var phraseClasses = []*phraseClass{
 		name:    "override of earlier instructions",
 		anchors: []string{"ignore", "disregard", "forget", "override", "bypass"},
 		before:  10, after: 120,
+		needs: []string{"instruction", "rule", "directive", "guideline", "prompt", "guardrail", "constraint", "polic"},
 		re: regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|of|its|these)\s+){0,3}` +
 			`(?:previous|prior|above|earlier|preceding|original|existing|system|safety|security)\s+(?:[a-z]+\s+){0,2}?` +
 			`(?:instructions?|rules|directives|guidelines|prompts?|guardrails|constraints|policies)\b`),
@@ -69,6 +77,7 @@ var phraseClasses = []*phraseClass{
 		anchors: []string{"elevated", "unrestricted", "unlimited", "administrator", "administrative", "admin", "root",
 			"superuser", "sudo", "god", "developer", "maintenance", "debug"},
 		before: 100, after: 60,
+		needs: []string{"you"}, fromNeed: true,
 		re: regexp.MustCompile(`(?i)\byou(?:'ve|'re|\s+have|\s+are|\s+now)(?:\s+(?:now|been|just|officially|hereby|granted|given|have|are|in|running|operating|with))*\s+` +
 			`(?:full\s+)?(?:and\s+)?(?:elevated|unrestricted|unlimited|administrator|administrative|admin|root|superuser|sudo|god|developer|maintenance|debug)\s+` +
 			`(?:[a-z]+\s+){0,2}?(?:access|privileges?|permissions?|rights|clearance|mode)\b`),
@@ -77,6 +86,7 @@ var phraseClasses = []*phraseClass{
 		name:    "authority banner",
 		anchors: []string{"note:", "notice:", "message:", "override:", "directive:", "instruction:", "instructions:", "update:"},
 		before:  60, after: 0,
+		needs: []string{"system", "sys", "admin", "operator", "root"},
 		re: regexp.MustCompile(`(?i)(?:^|[\n"'{>\[(.!?:;]\s*|\bimportant\s+|\burgent\s+|\bcritical\s+)` +
 			`(?:system|sys|admin|administrator|sysadmin|operator|root)(?:\s+(?:administrator|admin|security|operator))?\s+` +
 			`(?:note|notice|message|override|directive|instructions?|update)\s*:`),
@@ -86,6 +96,7 @@ var phraseClasses = []*phraseClass{
 		anchors: []string{"tool", "with url", "with the url", "with args", "with argument", "with parameter", "with path",
 			"with command", "with input", "with data"},
 		before: 90, after: 20,
+		needs: []string{"call", "invok"}, fromNeed: true,
 		re: regexp.MustCompile(`(?i)\b(?:call|calling|invoke|invoking)\s+(?:the\s+)?` + ident +
 			`\s+(?:tool\b|with\s+(?:the\s+)?(?:url|args|arguments?|parameters?|path|command|input|data)\b)`),
 		exclude: map[string]bool{"this": true, "that": true, "a": true, "any": true, "it": true},
@@ -94,6 +105,7 @@ var phraseClasses = []*phraseClass{
 		name:    "decode and run",
 		anchors: []string{"decode", "base64"},
 		before:  10, after: 120,
+		needs: []string{"exec", "run", "eval", "pipe", "sh"},
 		re: regexp.MustCompile(`(?i)\bdecode\b[^.\n]{0,60}?\b(?:and|then)\s+(?:execute|run|eval|evaluate|pipe)\b|` +
 			`\bbase64\s+(?:-d|-D|--decode)\b[^|\n]{0,60}\|\s*(?:sudo\s+)?(?:ba|z|k|da)?sh\b`),
 	},
@@ -101,6 +113,7 @@ var phraseClasses = []*phraseClass{
 		name:    "system prompt request",
 		anchors: []string{"prompt", "instructions"},
 		before:  90, after: 20,
+		needs: []string{"system", "initial", "hidden", "original", "developer"},
 		re: regexp.MustCompile(`(?i)\b(?:output|print|reveal|show|repeat|dump|disclose|leak|share|display|return|send|paste|tell\s+me|give\s+me|write\s+out)\s+` +
 			`(?:me\s+)?(?:your|the)\s+(?:[a-z]+\s+){0,3}?(?:system|initial|hidden|original|developer)\s+(?:prompt|instructions)\b|` +
 			`\b(?:your|the)\s+(?:new|updated|real|actual)\s+system\s+prompt\s+(?:is|says|reads)\b`),
@@ -147,6 +160,13 @@ func (c *phraseClass) match(s string, at, end, from int) (w string, found span, 
 		return "", span{}, from
 	}
 	lo, hi := max(at-c.before, 0), min(end+c.after, len(s))
+	k := firstOf(s[lo:hi], c.needs)
+	if k < 0 {
+		return "", span{}, hi - c.after
+	}
+	if c.fromNeed {
+		lo += k
+	}
 	for _, m := range c.re.FindAllStringSubmatchIndex(s[lo:hi], -1) {
 		if len(m) > 2 && m[2] >= 0 && c.exclude[strings.ToLower(s[lo+m[2]:lo+m[3]])] {
 			continue
@@ -200,4 +220,30 @@ func (f *Filter) markerIn(w string) bool {
 		}
 	}
 	return false
+}
+
+// firstOf returns where s first holds one of words (lower-case ASCII),
+// ASCII case-insensitively, or -1; no words: 0.
+func firstOf(s string, words []string) int {
+	if len(words) == 0 {
+		return 0
+	}
+	for i := range len(s) {
+		for _, w := range words {
+			if len(s)-i >= len(w) && lowerASCII(s[i]) == w[0] && foldedAt(s, i, w) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// foldedAt reports whether s[i:] begins with w, ASCII case-insensitively.
+func foldedAt(s string, i int, w string) bool {
+	for j := range len(w) {
+		if lowerASCII(s[i+j]) != w[j] {
+			return false
+		}
+	}
+	return true
 }
