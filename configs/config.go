@@ -75,6 +75,9 @@ type Policy struct {
 	// dropped before the strict schema check, unless the tool's own
 	// schema defines them, and the audit line names them.
 	ClientControlArgs []string `mapstructure:"client_control_args" yaml:"client_control_args"`
+	// Taint is what a call that sends out meets in a session whose results
+	// held secrets: approve, refuse or off (guard/taint.go).
+	Taint string `mapstructure:"taint" yaml:"taint"`
 }
 
 // Limits bound each session and each call.

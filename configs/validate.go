@@ -41,6 +41,11 @@ func (l *Loaded) validate() error {
 			}
 		}
 	}
+	switch c.Policy.Taint {
+	case "", "approve", "refuse", "off":
+	default:
+		add("policy.taint", "%q is not approve, refuse or off", c.Policy.Taint)
+	}
 	for _, name := range c.Policy.ClientControlArgs {
 		if !controlArgName.MatchString(name) {
 			add("policy.client_control_args", "%q is not an argument name (letters, digits, _ and -)", name)

@@ -122,7 +122,11 @@ func startGauntlet(t *testing.T, cases []benchCase) *gauntletRig {
 	mode := filepath.Join(t.TempDir(), "mode")
 	require.NoError(t, os.WriteFile(mode, []byte("baseline"), 0o644))
 	var cfg strings.Builder
-	cfg.WriteString("policy:\n  allow: [\"g*\"]\nupstreams:\n")
+	// Every case is played in one session, so policy.taint would carry
+	// one case's redacted secret into every later case: it is off here,
+	// and the chain cases are scored without it (guard/taint_test.go
+	// tests it).
+	cfg.WriteString("policy:\n  allow: [\"g*\"]\n  taint: \"off\"\nupstreams:\n")
 	for i, c := range cases {
 		argv := []string{bin, "--case", c.file}
 		if contains(c.Requires, "mcp_tool_baseline") {

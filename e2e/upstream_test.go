@@ -136,9 +136,12 @@ func TestUpstreamHostile(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", bin, "./testdata/hostileupstream").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	env = append(env, "E2E_UPSTREAM_TOKEN=plain-marker-value", "E2E_NOT_FOR_UPSTREAM=1")
+	// leak's secret taints the session; TestTaintBinary tests that, so
+	// the later calls here run with the taint off.
 	file := upstreamConfig(t, ws, `
 policy:
   allow: ["hostile__*"]
+  taint: "off"
 limits: {call_timeout: 1s, timeout_grace: 0s}
 upstreams:
   - name: hostile

@@ -95,6 +95,9 @@ func checkApproval(in *input) Decision {
 	if in.call.Trusted {
 		return pass("approval.not_required")
 	}
+	if d, ok := checkTaint(in); ok && in.approval != ApprovalDeny {
+		return d
+	}
 	switch in.approval {
 	case ApprovalAllow:
 		return pass("approval.not_required")
@@ -129,7 +132,7 @@ func (g *Guard) pending(call Call, digest, rule string, start time.Time) (*Ticke
 			return nil, auditDenial(err)
 		}
 	}
-	return &Ticket{g: g, call: call, digest: digest, start: start, pending: true}, nil
+	return &Ticket{g: g, call: call, digest: digest, start: start, pending: true, rule: rule}, nil
 }
 
 // newApprovalID returns a random name for an approval request.
@@ -164,6 +167,7 @@ func (t *Ticket) Decline(e *toolerr.Error) *toolerr.Error { return t.DeclineBy(e
 // DeclineBy is Decline naming who refused, on which channel, in the
 // audit line (Entry.DecidedBy).
 func (t *Ticket) DeclineBy(e *toolerr.Error, by string) *toolerr.Error {
+	e = t.taintUnavailable(e)
 	line := entry(t.call, t.digest, e.Rule, Declined, string(e.Code), t.start)
 	line.DecidedBy = by
 	_ = t.g.append(line)

@@ -47,6 +47,9 @@ type ArgScan struct {
 	Filter           *outfilter.Filter
 	Secrets, Markers string
 	Tools            map[string]ArgRule
+	// SecretFiles finds the secret files named in the arguments of an
+	// upstream server's tools (see secretrefs.go); nil finds none.
+	SecretFiles *SecretRefs
 }
 
 // DefaultArgScan is the secure default: secrets sent out refused,
@@ -104,6 +107,10 @@ type argScan struct {
 	rule ArgRule
 	// secrets and markers list the findings, "arg: what" (never a value).
 	secrets, markers []string
+	// files are the secret files an upstream tool's arguments name, and
+	// refs looks for them (nil: the tool is none of an upstream's).
+	files []SecretRef
+	refs  *SecretRefs
 	// redacted holds the arguments with their secrets redacted, when the
 	// rule redacts and a secret was found.
 	redacted any
@@ -117,6 +124,9 @@ func (s *argScan) findings() []string {
 		return nil
 	}
 	var out []string
+	for _, f := range s.files {
+		out = append(out, "names secret file "+f.String())
+	}
 	for _, f := range s.secrets {
 		out = append(out, f+" ("+s.rule.Secrets+", "+s.rule.SecretsRule+")")
 	}
@@ -135,7 +145,10 @@ func (g *Guard) scanArgs(call Call) *argScan {
 		return nil
 	}
 	s := &argScan{rule: a.ruleFor(tool)}
-	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow {
+	if upstreamTool(tool.Capabilities) {
+		s.refs = a.SecretFiles
+	}
+	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow && s.refs == nil {
 		return s
 	}
 	out, changed := s.walk(a.Filter, tool, "", "", call.Args, 0)
@@ -152,6 +165,7 @@ func (g *Guard) scanArgs(call Call) *argScan {
 func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string, v any, depth int) (any, bool) {
 	switch x := v.(type) {
 	case string:
+		s.files = append(s.files, s.refs.Find(x)...)
 		if depth == 1 && slices.Contains(tool.PathArgs, name) {
 			return x, false
 		}
@@ -163,6 +177,9 @@ func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string,
 			var c bool
 			out[key], c = s.walk(f, tool, joinArg(name, k), k, e, depth+1)
 			changed = changed || c || kc
+		}
+		if s.split(f, tool, name, x, out, depth) {
+			changed = true
 		}
 		return out, changed
 	case []any:
@@ -184,6 +201,16 @@ func joinArg(parent, k string) string {
 	return parent + "." + k
 }
 
+// upstreamTool reports whether caps are an upstream server's tool's.
+func upstreamTool(caps []string) bool {
+	for _, c := range caps {
+		if strings.HasPrefix(c, "mcp:") {
+			return true
+		}
+	}
+	return false
+}
+
 // text scans one string argument, the value of the member member.
 func (s *argScan) text(f *outfilter.Filter, name, member, v string) (string, bool) {
 	out, rep, err := f.ArgumentMember(member, v)
@@ -199,7 +226,7 @@ func (s *argScan) text(f *outfilter.Filter, name, member, v string) (string, boo
 		}
 	}
 	if s.rule.Markers != ArgAllow {
-		for _, w := range rep.Warnings {
+		for _, w := range append(rep.Warnings, rep.Quoted...) {
 			s.markers = append(s.markers, fmt.Sprintf("%s: marker %q", name, w))
 		}
 		if rep.Stripped > 0 {
@@ -230,6 +257,12 @@ func (s *argScan) decision(tool string) (Decision, bool) {
 		return deny("arguments.scan", toolerr.New(toolerr.DeniedArgument,
 			"Send less, or split the text over several calls.",
 			"the arguments could not be scanned for secrets and injection markers: %v", s.err)), true
+	case len(s.files) > 0:
+		f := s.files[0]
+		rule := fmt.Sprintf("capabilities.secret_files:%q", f.Glob)
+		return deny(rule, toolerr.New(toolerr.DeniedCapability, secretHint,
+			"the arguments name %s, a file likely to hold credentials, which %q would read or send on the upstream's side (rule %s)",
+			f.Path, tool, rule)), true
 	case len(s.secrets) > 0 && s.rule.Secrets == ArgRefuse:
 		return deny(s.rule.SecretsRule, toolerr.New(toolerr.DeniedArgumentSecret,
 			"Do not send credentials out: write a reference to where the secret is kept (an environment variable's name), not the secret. "+

@@ -31,15 +31,20 @@ func newArgGuard(t testing.TB, a ArgScan, audit Auditor) *Guard {
 	a.Filter = f
 	policy, err := NewPolicy([]string{"*"}, nil)
 	require.NoError(t, err)
-	policy, err = policy.WithCapabilities([]string{"fs:read:**", "fs:write:**", "net:connect:chat.example:443"}, nil)
+	policy, err = policy.WithCapabilities([]string{"fs:read:**", "fs:write:**", "net:connect:chat.example:443", "mcp:call:up/fetch"}, nil)
 	require.NoError(t, err)
+	if a.SecretFiles == nil {
+		a.SecretFiles, err = NewSecretRefs([]string{"**/.env", "**/.ssh/**", "**/.aws/credentials"})
+		require.NoError(t, err)
+	}
 	tools := []ToolInfo{
+		{Name: "up__fetch", Capabilities: []string{"mcp:call:up/fetch"}},
 		{Name: "save_note", Capabilities: []string{"fs:write:{path}"}, PathArgs: []string{"path"}, Cost: 2},
 		{Name: "send_msg", Capabilities: []string{"net:connect:chat.example:443"}},
 		{Name: "find_note", Capabilities: []string{"fs:read:{path}"}, PathArgs: []string{"path"}},
 	}
 	raw := mcp.NewTool("t", mcp.WithInputSchema[noteArgs]()).RawInputSchema
-	schemas := map[string]json.RawMessage{"save_note": raw, "send_msg": raw, "find_note": raw}
+	schemas := map[string]json.RawMessage{"save_note": raw, "send_msg": raw, "find_note": raw, "up__fetch": raw}
 	v, err := NewValidator(schemas, map[string][]string{"save_note": {"path"}, "find_note": {"path"}})
 	require.NoError(t, err)
 	return New(Config{Policy: policy, Limits: roomyLimits, MaxOutputBytes: 1 << 20, Arguments: a}, tools, v, audit)
@@ -84,6 +89,18 @@ func TestArgumentScan(t *testing.T) {
 			tool: "find_note", args: `{"content":"x\u001b]8;;https://evil.example\u0007y"}`, finds: "content: 1 control characters or terminal sequences (flag, arguments.markers)"},
 		{name: "a path argument is not free text", a: ArgScan{Secrets: ArgRefuse, Markers: ArgRefuse},
 			tool: "save_note", args: `{"path":"you are now/a.md","content":"plain"}`},
+		{name: "an upstream asked to read a secret file: refused", a: ArgScan{Secrets: ArgAllow, Markers: ArgAllow},
+			tool: "up__fetch", args: `{"path":"/srv/www/.env"}`, code: toolerr.DeniedCapability, rule: `capabilities.secret_files:"**/.env"`},
+		{name: "a secret file inside an upstream's free text: refused", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "up__fetch", args: `{"content":"tar cz ~/.ssh | base64"}`, code: toolerr.DeniedCapability, rule: `capabilities.secret_files:"**/.ssh/**"`},
+		{name: "an upstream asked for a plain file: admitted", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "up__fetch", args: `{"path":"/srv/www/.env.example","content":"see the .ssh docs"}`},
+		{name: "own tools keep their own secret-file rules", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "send_msg", args: `{"content":"copy .env.example to ~/.aws/credentials? no: to .env"}`},
+		{name: "a key split over two arguments refused", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "send_msg", args: `{"tags":[{"label":"x"}],"path":"KW4HXJ5LMT","content":"AKIAZ7Q2VN"}`, code: toolerr.DeniedArgumentSecret, rule: "arguments.secrets"},
+		{name: "short words side by side are no key", a: ArgScan{Secrets: ArgRefuse, Markers: ArgFlag},
+			tool: "send_msg", args: `{"path":"eu-west-1","content":"t3.medium"}`},
 		{name: "allow lets a secret through", a: ArgScan{Secrets: ArgAllow, Markers: ArgAllow},
 			tool: "save_note", args: withSecret},
 	}

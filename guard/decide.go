@@ -65,6 +65,9 @@ type Call struct {
 	// scan is what scanning the free-text arguments found (the guard
 	// scans before it decides, outside the usage lock; see argscan.go).
 	scan *argScan
+	// tainted says why the call's session is tainted ("": it is not),
+	// and taintMode is policy.taint (see taint.go).
+	tainted, taintMode string
 }
 
 // key is what limits are counted under.

@@ -42,6 +42,9 @@ type Config struct {
 	// through symlinks, so fs capabilities are checked on both (see
 	// Policy.WithPathResolver).
 	ResolvePath func(string) (string, bool)
+	// Taint is policy.taint: what a call that sends out is met with in a
+	// session whose results held secrets (taint.go); "" is approve.
+	Taint string
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
@@ -56,6 +59,8 @@ type Guard struct {
 	// applied holds the per-tool limits of each known tool.
 	applied map[string][]ToolLimits
 	usage   UsageStore
+	// taint holds the sessions whose results held secrets.
+	taint taints
 }
 
 // New builds a guard over tools.
@@ -114,8 +119,10 @@ type Ticket struct {
 	call   Call
 	digest string
 	start  time.Time
-	// pending is true while the call waits for a human's approval.
+	// pending is true while the call waits for a human's approval, and
+	// rule is the rule that asks for it.
 	pending bool
+	rule    string
 	// cost is what the call spends of limits.budget; out is its result's
 	// size once it has one (provenance).
 	cost, out int64
@@ -131,6 +138,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	digest := ArgsDigest(call.Args)
 	call.layers = layersOf(g.cfg.Identities, call)
 	call.scan = g.scanArgs(call)
+	g.tainted(&call)
 	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
 	c := Charge{Key: call.key(), Applied: applied, Bytes: call.ArgBytes, Prepaid: call.prepaid}
 	if tool != nil {
@@ -224,6 +232,7 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 		res = toolerr.Result(toolerr.As(err))
 	}
 	filtered, redactions := t.g.filterOutput(res)
+	t.g.taintAfter(t.call, redactions)
 	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
 	res = keepMeta(res, filtered)
 	if uerr := t.g.usage.ChargeOutput(t.call.key(), t.g.applied[t.call.Tool], int64(size)); uerr != nil {
@@ -292,6 +301,7 @@ func (g *Guard) appendRedacted(e audit.Entry, redactedBy map[string]int) error {
 func (g *Guard) Explain(call Call) Decision {
 	call.layers = layersOf(g.cfg.Identities, call)
 	call.scan = g.scanArgs(call)
+	g.tainted(&call)
 	st, err := g.usage.Peek(call.key(), g.applied[call.Tool])
 	if err != nil {
 		return deny("cluster.redis", UnavailableError(err, "the identity's usage could not be read from the shared state"))
@@ -304,4 +314,5 @@ func (g *Guard) Explain(call Call) Decision {
 // sessions, so reconnecting does not reset limits.
 func (g *Guard) EndSession(id string) {
 	g.usage.Forget(id)
+	g.taint.forget(id)
 }

@@ -23,6 +23,11 @@ func argScan(cfg configs.Config, output *outfilter.Filter, names []string) (guar
 		}
 	}
 	a := guard.DefaultArgScan(f)
+	refs, err := guard.NewSecretRefs(cfg.Capabilities.SecretGlobs())
+	if err != nil {
+		return guard.ArgScan{}, err
+	}
+	a.SecretFiles = refs
 	if cfg.Arguments.Secrets != "" {
 		a.Secrets = cfg.Arguments.Secrets
 	}
@@ -65,6 +70,16 @@ func (d *PolicyDiff) diffArguments(o, n configs.Arguments) {
 	for _, g := range slices.Sorted(maps.Keys(globs)) {
 		mode("arguments.tools."+g+".secrets", o.Tools[g].Secrets, n.Tools[g].Secrets, orDefault(n.Secrets, "refuse"))
 		mode("arguments.tools."+g+".markers", o.Tools[g].Markers, n.Tools[g].Markers, orDefault(n.Markers, "flag"))
+	}
+}
+
+// diffTaint files a change of policy.taint: refuse is the narrowest,
+// off the widest.
+func (d *PolicyDiff) diffTaint(o, n string) {
+	rank := map[string]int{"refuse": 0, "approve": 1, "off": 2}
+	o, n = orDefault(o, "approve"), orDefault(n, "approve")
+	if rank[o] != rank[n] {
+		d.add(rank[o], rank[n], Change{Kind: "policy", Item: "policy.taint", Old: o, New: n})
 	}
 }
 

@@ -159,6 +159,7 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 		ResolvePath:    linkResolver(workspaceDir(cfg.Workspace)),
 		Identities:     layers,
 		Usage:          usage,
+		Taint:          cfg.Policy.Taint,
 	}, GuardInfo(toolset), v, audit), nil
 }
 

@@ -70,6 +70,9 @@ func TestEveryToolsOutputIsFiltered(t *testing.T) {
 	f.cfg.Tools = []configs.DeclaredTool{echoTool, search}
 	f.cfg.Policy.Allow = []string{"*"}
 	f.cfg.Approval.Modes = map[string]string{"*": "allow"}
+	// Every tool here returns a secret, which taints the session (guard
+	// taint.go): this test is about the filter, so the taint is off.
+	f.cfg.Policy.Taint = "off"
 	// The catalog holds the built-in tools; the declared ones are built
 	// as the server builds them, from the same config.
 	catalog := append(mcpserver.Catalog(f.cfg), declared.HTTP{}.Tool(search), declared.CLI{}.Tool(echoTool))

@@ -59,6 +59,8 @@ func TestPolicyDiffFindsEachWidening(t *testing.T) {
 		{"pins weaker", "upstream_pins: block\n", "upstream_pins: warn\n", "upstream  upstream_pins"},
 		{"argument secrets redacted", "", "arguments: {secrets: redact}\n", "arguments  arguments.secrets"},
 		{"argument markers allowed", "", "arguments: {markers: allow}\n", "arguments  arguments.markers"},
+		{"taint off", "", "policy: {taint: \"off\"}\n", "policy  policy.taint"},
+		{"taint asks instead of refusing", "policy: {taint: refuse}\n", "", "policy  policy.taint"},
 		{"argument secrets allowed for a tool", "", "arguments: {tools: {write_file: {secrets: allow}}}\n", "arguments  arguments.tools.write_file.secrets"},
 	}
 	for _, c := range cases {

@@ -204,6 +204,7 @@ func (d *PolicyDiff) diffSwitches(o, n configs.Config) {
 	d.list("http", "http.allowed_origins", o.HTTP.AllowedOrigins, n.HTTP.AllowedOrigins, true)
 	d.flag("metrics", "metrics.allow_remote", o.Metrics.AllowRemote, n.Metrics.AllowRemote)
 	d.diffArguments(o.Arguments, n.Arguments)
+	d.diffTaint(o.Policy.Taint, n.Policy.Taint)
 	d.diffNetwork(o, n)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -24,15 +25,22 @@ const (
 // its results do.
 type definitionCheck struct {
 	filter *outfilter.Filter
+	// files finds the secret files a definition names ("first read
+	// ~/.ssh/id_rsa"): a tool's documentation has no use for them.
+	files *guard.SecretRefs
 }
 
 func newDefinitionCheck(cfg configs.Config, names []string) (*definitionCheck, error) {
 	f, err := outfilter.New(outfilter.Options{Redact: true, StripInvisible: true,
-		Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names})
+		Markers: cfg.OutputFilter.InjectionMarkers, ToolNames: names, Definition: true})
 	if err != nil {
 		return nil, err
 	}
-	return &definitionCheck{filter: f}, nil
+	refs, err := guard.NewSecretRefs(cfg.Capabilities.SecretGlobs())
+	if err != nil {
+		return nil, err
+	}
+	return &definitionCheck{filter: f, files: refs}, nil
 }
 
 // findings says what in t's definition the filter would change or warn
@@ -46,6 +54,13 @@ func (d *definitionCheck) findings(t tools.Tool) ([]string, tools.Tool) {
 	}
 	if n := len(t.Tool.RawInputSchema); n > maxUpstreamSchema {
 		out = append(out, fmt.Sprintf("inputSchema is %d bytes, over %d", n, maxUpstreamSchema))
+	}
+	for _, where := range []struct{ name, text string }{
+		{"title or description", t.Tool.Title + "\n" + t.Tool.Description}, {"inputSchema", string(t.Tool.RawInputSchema)},
+	} {
+		for _, r := range d.files.Find(where.text) {
+			out = append(out, fmt.Sprintf("%s names the secret file %s", where.name, r))
+		}
 	}
 	var rep outfilter.Report
 	t.Tool.Title = d.filter.Text(t.Tool.Title, &rep)
@@ -81,7 +96,7 @@ func reportFindings(where string, rep outfilter.Report) []string {
 	if rep.Collapsed > 0 {
 		out = append(out, fmt.Sprintf("%s holds %d long run(s) of blank space", where, rep.Collapsed))
 	}
-	for _, w := range rep.Warnings {
+	for _, w := range append(rep.Warnings, rep.Quoted...) {
 		out = append(out, fmt.Sprintf("%s holds %q, which reads as an instruction to the model", where, w))
 	}
 	slices.Sort(out)

@@ -5,7 +5,8 @@ package outfilter
 // what it finds by its own rules (guard/argscan.go). It differs from Text
 // in what it changes: nothing, unless a secret is found, and then only
 // the secret (after invisible characters and control sequences are
-// stripped, so that one split by a zero-width space is still seen).
+// stripped, so that one split by a zero-width space is still seen), and
+// what base64 or hex runs inside it decode to (see encoded.go).
 // Markdown images and blank runs are not touched: an argument is content
 // the caller wants written, not text a client renders.
 //
@@ -28,6 +29,9 @@ func (f *Filter) ArgumentMember(name, s string) (string, Report, error) {
 	}
 	clean, invisible, controls := strip(s, true)
 	rep.Stripped, rep.Controls = invisible, controls
+	if w := mixedScript(clean); w != "" {
+		rep.warn(w)
+	}
 	if text, enc, ok := decodeText(clean); ok {
 		text, _, _ = strip(text, true)
 		if spans := f.scan(text, 0, len(text), &rep); len(spans) > 0 {
@@ -40,6 +44,9 @@ func (f *Filter) ArgumentMember(name, s string) (string, Report, error) {
 		doc, lo = prefix+clean+`"`, len(prefix)
 	}
 	spans := f.scan(doc, lo, lo+len(clean), &rep)
+	for _, sp := range f.scanEncoded(clean, &rep) { // runs inside the text
+		spans = append(spans, span{sp.start + lo, sp.end + lo, sp.rule})
+	}
 	if rep.checks > MaxChecks {
 		return "", rep, ErrTooDense
 	}

@@ -22,7 +22,7 @@ var DefaultMarkers = []string{
 	"disregard all previous", "disregard prior instructions", "disregard all prior instructions",
 	"disregard the above instructions",
 	"forget your instructions", "forget your rules", "forget all previous",
-	"you are now", "new instructions:", "system prompt", "do not tell the user",
+	"you are now", "new instructions:", "do not tell the user",
 	"<important>", "</important>", "<system>", "</system>", "<instructions>",
 	"<|im_start|>", "<|system|>", "[inst]", "<<sys>>",
 	`"tools/call"`, // a JSON-RPC request to call a tool, embedded in content
@@ -40,6 +40,9 @@ type Options struct {
 	// to call one ("call update_task_status", see toolCall) is warned about
 	// like a marker. The server passes its tool list; none is built in.
 	ToolNames []string
+	// Definition adds the phrase classes that only tool definitions are
+	// read for (see phraseClasses).
+	Definition bool
 }
 
 // DefaultOptions is the secure default: everything on.
@@ -58,7 +61,12 @@ type Filter struct {
 	keys    *keywordDFA
 	hits    [][]int // pattern -> rule indexes (nil for a marker or tool name)
 	markers []string
-	tools   []string
+	// anchors are the phrase classes' anchor words, after the markers:
+	// anchorClasses[i] are the classes anchor i starts (see phraseClass).
+	anchors       []string
+	anchorClasses [][]int
+	classes       []*phraseClass
+	tools         []string
 	// squashed are the tool names without `_` (see closeTool).
 	squashed []string
 	nKeys    int // patterns below nKeys are keywords, then markers, tool names, call verbs
@@ -129,6 +137,22 @@ func (f *Filter) build() error {
 		f.markers = append(f.markers, m)
 		f.hits = append(f.hits, nil)
 	}
+	f.classes = classesFor(o.Definition)
+	byAnchor := map[string]int{}
+	for ci, c := range f.classes {
+		for _, a := range c.anchors {
+			i, ok := byAnchor[a]
+			if !ok {
+				i = len(f.anchors)
+				byAnchor[a] = i
+				f.anchors = append(f.anchors, a)
+				f.anchorClasses = append(f.anchorClasses, nil)
+				patterns = append(patterns, a)
+				f.hits = append(f.hits, nil)
+			}
+			f.anchorClasses[i] = append(f.anchorClasses[i], ci)
+		}
+	}
 	for _, t := range o.ToolNames {
 		if t = strings.ToLower(t); t != "" {
 			patterns = append(patterns, t)
@@ -164,6 +188,10 @@ type Report struct {
 	// tool calls asked for ("call update_task_status"), WarnImage and
 	// WarnBlank.
 	Warnings []string `json:"warnings,omitempty"`
+	// Quoted name the markers found only inside a quotation that a word
+	// such as "like" or "for example" introduces: mentioned, not addressed
+	// to the model (see quoted.go). Output gets no warning for them.
+	Quoted []string `json:"quoted,omitempty"`
 	// checks counts the rule checks run (anchored matches and windows);
 	// past MaxChecks the result is not scanned further and is withheld.
 	checks int
@@ -190,7 +218,7 @@ func (r *Report) spend() bool {
 // to Report must be added here: TestReportQuiet sets each in turn.
 func (r Report) quiet() bool {
 	return len(r.Redactions) == 0 && r.Stripped == 0 && r.Controls == 0 && r.Defanged == 0 &&
-		r.Collapsed == 0 && len(r.Warnings) == 0
+		r.Collapsed == 0 && len(r.Warnings) == 0 && len(r.Quoted) == 0
 }
 
 // Redacted is the total number of redactions.
@@ -216,6 +244,26 @@ func (r *Report) warn(marker string) {
 		}
 	}
 	r.Warnings = append(r.Warnings, marker)
+}
+
+// quote records a marker found inside a quoted mention (see quoted.go).
+func (r *Report) quote(marker string) {
+	for _, w := range r.Quoted {
+		if w == marker {
+			return
+		}
+	}
+	r.Quoted = append(r.Quoted, marker)
+}
+
+// finding records marker, found at s[at:end], as a warning or, inside a
+// quoted mention, as quoted.
+func (r *Report) finding(marker, s string, at, end int) {
+	if quotedMention(s, at, end) {
+		r.quote(marker)
+		return
+	}
+	r.warn(marker)
 }
 
 // Redaction is what replaces a secret found by rule.

@@ -241,6 +241,12 @@ func (q *quietDoc) vouch(end int, state int32) bool {
 			}
 			continue
 		}
+		if a, ok := f.anchor(p); ok {
+			if w, _ := f.phraseAt(h.text, a, at, end+1, nil); w != "" {
+				return false
+			}
+			continue
+		}
 		if int(p) >= f.nKeys || !f.missesAt(h.text, p, at, &h.spent) {
 			return false
 		}
@@ -251,7 +257,13 @@ func (q *quietDoc) vouch(end int, state int32) bool {
 // verb reports whether pattern p is one of the call verbs: "use" and
 // "run" are in much ordinary text, which must stay on the quiet path.
 func (f *Filter) verb(p int32) bool {
-	return int(p)-f.nKeys >= len(f.markers)+len(f.tools)
+	return int(p)-f.nKeys >= len(f.markers)+len(f.anchors)+len(f.tools)
+}
+
+// anchor reports whether pattern p is a phrase class's anchor, and which.
+func (f *Filter) anchor(p int32) (int, bool) {
+	a := int(p) - f.nKeys - len(f.markers)
+	return a, a >= 0 && a < len(f.anchors)
 }
 
 // missesAt reports whether every rule of keyword p runs anchored and

@@ -35,11 +35,15 @@ func (f *Filter) neutralise(s string, rep *Report) string {
 }
 
 // strip removes control sequences and characters, and invisible
-// characters unless the options keep them.
+// characters unless the options keep them, and warns of a word spelled
+// in two look-alike scripts (see mixedScript).
 func (f *Filter) strip(s string, rep *Report) string {
 	s, invisible, controls := strip(s, f.opts.StripInvisible)
 	rep.Stripped += invisible
 	rep.Controls += controls
+	if w := mixedScript(s); w != "" {
+		rep.warn(w)
+	}
 	return s
 }
 
@@ -95,19 +99,25 @@ func (f *Filter) scan(s string, lo, hi int, rep *Report) []span {
 // around its keywords' hits, merged, where its regular expression must run;
 // for rules with a fast form, the hits themselves.
 func (f *Filter) prefilter(s string, rep *Report) (windows, hits [][]span) {
+	var from phraseFrom
 	f.keys.walk(s, func(last int, pattern int32) {
 		if p := int(pattern) - f.nKeys; f.verb(pattern) {
 			if call := f.nearCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
 				rep.warn(call)
 			}
 			return
+		} else if a, ok := f.anchor(pattern); ok {
+			if w, found := f.phraseAt(s, a, last+1-f.keys.lens[pattern], last+1, &from); w != "" {
+				rep.finding(w, s, found.start, found.end)
+			}
+			return
 		} else if p >= len(f.markers) {
 			if call := toolCall(s, last+1-f.keys.lens[pattern], last+1); call != "" {
-				rep.warn(call + " " + f.tools[p-len(f.markers)])
+				rep.warn(call + " " + f.tools[p-len(f.markers)-len(f.anchors)])
 			}
 			return
 		} else if p >= 0 {
-			rep.warn(f.markers[p])
+			rep.finding(f.markers[p], s, last+1-f.keys.lens[pattern], last+1)
 			return
 		}
 		if windows == nil { // most short results hold no keyword at all

@@ -1,0 +1,130 @@
+package guard
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+)
+
+// A chain of calls each harmless alone (read a file that holds a key,
+// then post to a web hook) is an exfiltration the per-call checks cannot
+// see. The guard therefore remembers, per session, that a call's result
+// held secrets (the output filter redacted some): redaction keeps the
+// secret from the model, but not what else the same file held, nor what
+// the model inferred. From then on a call in that session to a tool that
+// sends its arguments out (it writes, reaches the network, runs a process
+// or calls an upstream: see sendsOut) is tainted, and policy.taint says
+// what happens: approve (the default) asks a human, as approval.elicit
+// does; refuse denies it; off forgets nothing but decides nothing either.
+// The taint lasts until the session ends. Read-only tools are unaffected.
+
+// Taint modes (policy.taint).
+const (
+	TaintApprove = "approve"
+	TaintRefuse  = "refuse"
+	TaintOff     = "off"
+)
+
+// maxTainted bounds the sessions remembered; past it the oldest is
+// forgotten (sessions normally end and are forgotten: EndSession).
+const maxTainted = 1 << 16
+
+// taints are the tainted sessions, each with why.
+type taints struct {
+	mu    sync.Mutex
+	why   map[string]string
+	order []string
+}
+
+// mark taints session, unless it already is.
+func (t *taints) mark(session, why string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.why == nil {
+		t.why = map[string]string{}
+	}
+	if _, ok := t.why[session]; ok {
+		return
+	}
+	if len(t.order) >= maxTainted {
+		delete(t.why, t.order[0])
+		t.order = t.order[1:]
+	}
+	t.why[session] = why
+	t.order = append(t.order, session)
+}
+
+// of returns why session is tainted, or "".
+func (t *taints) of(session string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.why[session]
+}
+
+// forget drops session's taint.
+func (t *taints) forget(session string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.why[session]; ok {
+		delete(t.why, session)
+		for i, s := range t.order {
+			if s == session {
+				t.order = append(t.order[:i], t.order[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// taintAfter taints call's session when its result had secrets redacted.
+func (g *Guard) taintAfter(call Call, redactions map[string]int) {
+	n := 0
+	for _, c := range redactions {
+		n += c
+	}
+	if n > 0 && g.cfg.Taint != TaintOff {
+		g.taint.mark(call.Session, fmt.Sprintf("%s returned %d secret(s), redacted", call.Tool, n))
+	}
+}
+
+// checkTaint is part of the approval step: a call that sends out, in a
+// tainted session, is asked about or refused by policy.taint.
+func checkTaint(in *input) (Decision, bool) {
+	if in.call.tainted == "" || in.call.Trusted || !sendsOut(in.tool.Capabilities) {
+		return Decision{}, false
+	}
+	if in.call.taintMode == TaintRefuse {
+		return deny("policy.taint", toolerr.New(toolerr.DeniedNotAllowed,
+			"This session has read secrets; nothing may be sent out from it. Start a new session for this step, or ask the operator.",
+			"tool %q sends its arguments out, and this session is tainted (%s); policy.taint refuses such calls", in.call.Tool, in.call.tainted)), true
+	}
+	d := Decision{Outcome: NeedsApproval, Rule: "policy.taint"}
+	d.note = "tainted: " + in.call.tainted
+	return d, true
+}
+
+// tainted sets why call's session is tainted, under policy.taint.
+func (g *Guard) tainted(call *Call) {
+	call.taintMode = g.cfg.Taint
+	if call.taintMode == "" {
+		call.taintMode = TaintApprove
+	}
+	if call.taintMode != TaintOff {
+		call.tainted = g.taint.of(call.Session)
+	}
+}
+
+// taintUnavailable is e, when no human could be asked about a call that
+// asked only because its session is tainted, restated to say so: the
+// server's message speaks of approval modes, which did not ask.
+func (t *Ticket) taintUnavailable(e *toolerr.Error) *toolerr.Error {
+	if t.rule != "policy.taint" || e == nil || e.Code != toolerr.DeniedApprovalUnavailable {
+		return e
+	}
+	return toolerr.New(toolerr.DeniedApprovalUnavailable,
+		"This session has read secrets, so sending anything out from it needs a human's approval, which your client cannot give. "+
+			"Start a new session for this step, use a client with MCP elicitation, or ask the operator (policy.taint).",
+		"tool %q sends its arguments out from a tainted session (%s), which policy.taint asks a human about, but no human could be asked: %s",
+		t.call.Tool, t.call.tainted, e.Message).WithRule("policy.taint")
+}
