@@ -188,6 +188,7 @@ func TestArtifactResourceRedacted(t *testing.T) {
 // decoded and filtered: the secrets do not reach the client in any form.
 func TestArtifactBase64Redacted(t *testing.T) {
 	f, _ := artifactFixture(t)
+	f.cfg.Arguments.Tools = map[string]configs.ArgumentRule{"store_artifact": {Secrets: "allow"}}
 	c := inProcess(t, f.server(t))
 	secrets := fakesecret.All(14)
 	task := uuid.NewString()
