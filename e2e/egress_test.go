@@ -79,7 +79,39 @@ for top in ("/run", "/tmp", "/workspace", "/etc"):
                     found.append(p)
             except Exception:
                 pass
+# The memory of every other process in the sandbox (the forwarder that
+# relayed the traffic among them): this one holds the value only because
+# it rebuilt it to search for it (its parent got it reversed).
+# gVisor refuses a process the memory of its parent (the forwarder):
+# what the sandboxed code cannot read, it cannot leak either.
+scanned, pids, denied = 0, 0, 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit() or int(pid) == os.getpid():
+        continue
+    try:
+        maps = open("/proc/%s/maps" % pid).read().splitlines()
+        mem = open("/proc/%s/mem" % pid, "rb", 0)
+    except PermissionError:
+        denied += 1
+        continue
+    except Exception:
+        continue
+    pids += 1
+    for line in maps:
+        addr, perms = line.split()[:2]
+        if not perms.startswith("r") or "[vvar]" in line or "[vsyscall]" in line:
+            continue
+        lo, hi = (int(x, 16) for x in addr.split("-"))
+        try:
+            mem.seek(lo)
+            chunk = mem.read(min(hi - lo, 64 << 20))
+        except Exception:
+            continue
+        scanned += len(chunk)
+        if needle in chunk:
+            found.append("/proc/%s/mem" % pid)
 out["found"] = found
+out["mem_pids"], out["mem_bytes"], out["mem_denied"] = pids, scanned, denied
 print(json.dumps(out))
 `
 
@@ -144,6 +176,10 @@ func (e *egressTarget) check(t *testing.T, out map[string]any, auditPath string)
 		require.True(t, strings.HasPrefix(out[k].(string), "REFUSED"), "%s: %v", k, out[k])
 	}
 	require.Empty(t, out["found"], "the real credential is nowhere in the sandbox")
+	// Each other process's memory was either read or refused to the
+	// sandboxed code (gVisor refuses it the forwarder's).
+	require.True(t, out["mem_bytes"].(float64) > 0 || out["mem_denied"].(float64) > 0,
+		"no other process's memory was read or refused: %v", out)
 	e.mu.Lock()
 	require.Contains(t, e.got, "Bearer "+egressToken, "the server received the real value")
 	e.mu.Unlock()
