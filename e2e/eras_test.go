@@ -51,8 +51,11 @@ func negotiatedIn(log string) []string {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
+			// The first: the client's name comes after, and is the
+			// client's to choose.
 			if v, ok := strings.CutPrefix(f, "protocol_version="); ok {
 				versions = append(versions, v)
+				break
 			}
 		}
 	}
