@@ -159,6 +159,7 @@ func TestClaudeCodeClient(t *testing.T) {
 	t.Logf("the denied write reached the model as: %q", denied.Text)
 	if !t.Failed() {
 		observe(t, claudeCode, claudeCodeVersion, "tools", "✓ all 12, as `mcp__toolwarden__*`")
+		observeProtocol(t, claudeCode, claudeCodeVersion, "stdio", negotiated(res.sent, res.answered))
 		observe(t, claudeCode, claudeCodeVersion, "structured output", "✓ read_file's result reaches the model, as its structured content's JSON")
 		observe(t, claudeCode, claudeCodeVersion, "errors", "✓ code, hint and rule reach the model, `is_error` set")
 		observe(t, claudeCode, claudeCodeVersion, "elicitation", "declared; headless (`-p`) cancels the question: `denied.approval_declined` reaches the model")

@@ -33,7 +33,15 @@ const (
 )
 
 // tableColumns are the compatibility table's columns, in order.
-var tableColumns = []string{"tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP", tasksColumn}
+var tableColumns = []string{protocolColumn, "tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP", tasksColumn}
+
+// protocolColumn is the column of the protocol revisions a client
+// negotiated, by transport (observeProtocol). A row the tests have not run
+// since the column was added says notRecorded rather than a guess.
+const (
+	protocolColumn = "protocol"
+	notRecorded    = "not recorded yet"
+)
 
 // tasksColumn is the column of MCP tasks (docs/tasks.md).
 const tasksColumn = "tasks"
@@ -73,6 +81,62 @@ func observe(t *testing.T, client, version, column, value string) {
 		sort.Strings(r.Tests)
 	}
 	r.Cells[column] = value
+}
+
+// observeProtocol records that client negotiated revisions over
+// transport, beside what this run saw of it over other transports. Each
+// revision is what toolwarden answered to initialize or, in the stateless
+// 2026-07-28 protocol, what the client's requests named (negotiated).
+func observeProtocol(t *testing.T, client, version, transport string, revisions []string) {
+	t.Helper()
+	if len(revisions) == 0 {
+		t.Logf("no protocol revision seen over %s: the %s cell keeps its value", transport, protocolColumn)
+		return
+	}
+	observed.Lock()
+	var seen []string
+	if r := observed.rows[client]; r != nil && r.Cells[protocolColumn] != "" {
+		seen = strings.Split(r.Cells[protocolColumn], "; ")
+	}
+	observed.Unlock()
+	for _, rev := range revisions {
+		if cell := rev + " (" + transport + ")"; !slices.Contains(seen, cell) {
+			seen = append(seen, cell)
+		}
+	}
+	sort.Strings(seen)
+	observe(t, client, version, protocolColumn, strings.Join(seen, "; "))
+}
+
+// negotiated is the protocol revisions of a run's JSON-RPC traffic with
+// toolwarden (sent to it, answered by it): the protocolVersion of its
+// answers to initialize, and the revision the stateless 2026-07-28
+// protocol names in each request's _meta. The server logs the first as
+// "session initialized" (protocol_version).
+func negotiated(sent, answered []map[string]any) []string {
+	inits := map[string]bool{}
+	var revs []string
+	add := func(v any) {
+		if s, ok := v.(string); ok && s != "" && !slices.Contains(revs, s) {
+			revs = append(revs, s)
+		}
+	}
+	for _, m := range sent {
+		if m["method"] == "initialize" {
+			inits[fmt.Sprint(m["id"])] = true
+			continue
+		}
+		params, _ := m["params"].(map[string]any)
+		meta, _ := params["_meta"].(map[string]any)
+		add(meta["io.modelcontextprotocol/protocolVersion"])
+	}
+	for _, m := range answered {
+		if result, ok := m["result"].(map[string]any); ok && inits[fmt.Sprint(m["id"])] {
+			add(result["protocolVersion"])
+		}
+	}
+	sort.Strings(revs)
+	return revs
 }
 
 // merge adds this run's observations of a client to its recorded row: a
@@ -153,6 +217,9 @@ func renderTable(rows []clientRow) string {
 			cells[i] = r.Cells[c]
 			if cells[i] == "" {
 				cells[i] = notObserved
+				if c == protocolColumn {
+					cells[i] = notRecorded
+				}
 			}
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` |\n", r.Client, r.Version, strings.Join(cells, " | "), strings.Join(r.Tests, "`, `"))
@@ -183,4 +250,36 @@ func TestClientTableInDocs(t *testing.T) {
 	want, err := replaceTable(string(doc), renderTable(rows))
 	require.NoError(t, err)
 	require.Equal(t, want, string(doc), "docs/clients.md's table differs from %s: run go test ./e2e -update-clients", observedPath)
+}
+
+// TestNegotiatedRevisions: the revision of a run is what toolwarden
+// answered to initialize, or what stateless requests name in _meta; a
+// client's own offer, or a protocolVersion in another answer, is not.
+func TestNegotiatedRevisions(t *testing.T) {
+	var sent, answered []map[string]any
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2099-01-01"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"protocolVersion":"1999-01-01"}}}`,
+		`{"jsonrpc":"2.0","id":"s1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
+	} {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(s), &m))
+		sent = append(sent, m)
+	}
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"protocolVersion":"1999-01-01"}, "protocolVersion":"1999-01-01"}}`,
+	} {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(s), &m))
+		answered = append(answered, m)
+	}
+	require.Equal(t, []string{"2025-06-18", "2026-07-28"}, negotiated(sent, answered))
+	require.Empty(t, negotiated(nil, answered), "no initialize asked: no answer counts")
+
+	log := `time=x level=INFO msg="session initialized" session=stdio protocol_version=2025-06-18 client=a client_version=1
+time=x level=INFO msg="serving HTTP" protocol_version=1999-01-01
+time=x level=INFO msg="session initialized" session=stdio protocol_version=2025-11-25 client="x protocol_version=1999-01-01" client_version=1`
+	require.Equal(t, []string{"2025-06-18", "2025-11-25"}, negotiatedIn(log), "a client's name cannot forge its revision")
 }

@@ -75,6 +75,7 @@ func TestCodexClient(t *testing.T) {
 	assert.Equal(t, 2, calls, "write_file never reached toolwarden")
 	if !t.Failed() {
 		observe(t, codexCLI, codexVersion, "tools", "✓ all 12, in a tool namespace `mcp__toolwarden` described by the server's instructions")
+		observeProtocol(t, codexCLI, codexVersion, "stdio", negotiated(res.sent, res.answered))
 		observe(t, codexCLI, codexVersion, "structured output", "✓ read_file's result reaches the model")
 		observe(t, codexCLI, codexVersion, "errors", "✓ code, hint and rule reach the model")
 	}

@@ -156,13 +156,19 @@ func readHello(t *testing.T, c *client.Client) {
 const mcpGo = "mcp-go (Go client)"
 
 // mcpGoVersion is the mcp-go version this test binary is built with.
+// A test binary's build information may list no dependencies; the
+// module's requirement, which built it, then says.
 func mcpGoVersion() string {
+	const mod = "github.com/mark3labs/mcp-go"
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range info.Deps {
-			if d.Path == "github.com/mark3labs/mcp-go" {
+			if d.Path == mod {
 				return d.Version
 			}
 		}
+	}
+	if out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", mod).Output(); err == nil {
+		return strings.TrimSpace(string(out))
 	}
 	return "unknown"
 }
@@ -175,6 +181,7 @@ func TestStdioBinary(t *testing.T) {
 	initialize(t, c)
 	readHello(t, c)
 	observe(t, mcpGo, mcpGoVersion(), "tools", "✓ all 12 listed")
+	observeProtocol(t, mcpGo, mcpGoVersion(), "stdio", []string{c.ProtocolVersion()})
 	observe(t, mcpGo, mcpGoVersion(), "errors", "✓ path escape: code+hint in text and `_meta`")
 }
 
@@ -206,16 +213,19 @@ func TestHTTPBinary(t *testing.T) {
 	require.NoError(t, err)
 	sse, err := client.NewSSEMCPClient(base+"/sse", transport.WithHeaders(headers))
 	require.NoError(t, err)
+	var revisions []string
 	for name, c := range map[string]*client.Client{"streamable": streamable, "sse": sse} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, c.Start(ctxT(t)))
 			defer c.Close()
 			initialize(t, c)
 			readHello(t, c)
+			revisions = append(revisions, c.ProtocolVersion())
 		})
 	}
 	if !t.Failed() {
 		observe(t, mcpGo, mcpGoVersion(), "HTTP", "✓ streamable HTTP and SSE, bearer token")
+		observeProtocol(t, mcpGo, mcpGoVersion(), "HTTP", revisions)
 	}
 }
 
@@ -244,8 +254,9 @@ func TestPythonClient(t *testing.T) {
 		require.NoError(t, err, string(out))
 		return string(out)
 	}
-	require.Contains(t, run("stdio", "--cmd", binary, "--workspace", ws), `"escape_denied": true`)
-	base := startHTTP(t, ws, env)
+	stdio := run("stdio", "--cmd", binary, "--workspace", ws)
+	require.Contains(t, stdio, `"escape_denied": true`)
+	base, serverLog := startHTTPLogged(t, ws, env)
 	out := run("http", "--url", base+"/mcp", "--token", "e2e-token-0123456789", "--sse-url", base+"/sse")
 	require.Contains(t, out, `"transport": "streamable-http"`)
 	require.Contains(t, out, `"transport": "sse"`)
@@ -254,6 +265,9 @@ func TestPythonClient(t *testing.T) {
 	observe(t, pythonSDK, v, "structured output", "✓ read_file passes the SDK's output-schema check")
 	observe(t, pythonSDK, v, "errors", "✓ path escape: code+hint in text and `_meta`")
 	observe(t, pythonSDK, v, "HTTP", "✓ streamable HTTP and SSE, bearer token")
+	// The SDK passes the stdio server's log on to its own stderr.
+	observeProtocol(t, pythonSDK, v, "stdio", negotiatedIn(stdio))
+	observeProtocol(t, pythonSDK, v, "HTTP", negotiatedIn(serverLog.String()))
 }
 
 // pythonSDK names the Python SDK in the client table.

@@ -409,6 +409,7 @@ func TestGeminiCLIToolError(t *testing.T) {
 	assert.False(t, elicits, "the denial says the CLI did not declare elicitation")
 	if !t.Failed() {
 		observe(t, geminiCLI, geminiCLIVersion, "errors", "✓ code, message, hint and rule reach the model (denied `write_file`)")
+		observeProtocol(t, geminiCLI, geminiCLIVersion, "stdio", negotiated(res.rpc, res.answered))
 		observe(t, geminiCLI, geminiCLIVersion, "elicitation", "✗ not declared: a call needing approval is `denied.approval_unavailable` unless the page or terminal approver is set")
 	}
 }

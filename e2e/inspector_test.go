@@ -152,6 +152,7 @@ func TestInspectorCLIApprovalAndRunScript(t *testing.T) {
 	assert.False(t, declaresElicitation(sent), "the CLI declares no elicitation")
 	if !t.Failed() {
 		observe(t, inspector, inspectorVersion, "elicitation", "✗ not declared by `--cli`: use the page or terminal approver")
+		observeProtocol(t, inspector, inspectorVersion, "stdio", negotiated(sent, answered))
 		observe(t, inspector, inspectorVersion, approvalColumn, "✓ terminal (stdio): the approved write's result and the denial with its reason printed")
 		observe(t, inspector, inspectorVersion, "run_script", "✓ Python in the runsc sandbox, stdout printed")
 		observe(t, inspector, inspectorVersion, "progress", progressCell(t, asked, notes, "none printed by `--cli`"))

@@ -65,7 +65,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	script, err := filepath.Abs("../scripts/clients/tsclient/check.cjs")
 	require.NoError(t, err)
 	ws, env := workspace(t)
-	base := startHTTP(t, ws, env)
+	base, serverLog := startHTTPLogged(t, ws, env)
 	// Over stdio, run_script too, as root (sandboxes need it here), with
 	// the runsc scripts/sandbox-setup installs.
 	sandboxed := os.Geteuid() == 0
@@ -87,6 +87,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	var passed []string
 	var last tsSummary
 	progress := 0
+	var stdioRevisions []string
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			cmd := exec.CommandContext(ctxT(t), node, script, prefix, tr.name, tr.a1, tr.a2)
@@ -107,6 +108,10 @@ func TestTypeScriptSDKClient(t *testing.T) {
 				assert.True(t, sum.RunScript.Ran)
 				assert.Positive(t, sum.RunScript.Progress, "progress notifications of a 5 s run reached the SDK's onprogress")
 				progress = sum.RunScript.Progress
+			}
+			if tr.name == "stdio" {
+				// The script passes the server's log on (stderr: 'inherit').
+				stdioRevisions = negotiatedIn(stderr.String())
 			}
 			assert.Equal(t, wantTools, sum.Tools)
 			assert.Equal(t, 2*wantTools, sum.Schemas, "an input and an output schema per tool, all compiled")
@@ -146,4 +151,6 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		observe(t, client, tsSDKVersion, "progress", "✓ run_script (5 s, stdio): its notifications reach `onprogress`")
 	}
 	observe(t, client, tsSDKVersion, "HTTP", "✓ streamable HTTP and SSE, bearer token")
+	observeProtocol(t, client, tsSDKVersion, "stdio", stdioRevisions)
+	observeProtocol(t, client, tsSDKVersion, "HTTP", negotiatedIn(serverLog.String()))
 }
