@@ -132,8 +132,12 @@ func (c Config) secretRefs() []SecretRef {
 }
 
 // keyOf is the config key of ref's source src (env, file, vault):
-// graph.password_file, or header_env[0].file for a Key ending in ".".
+// graph.password_file, header_env[0].file for a Key ending in ".", or
+// Key with src in place of its %s.
 func (r SecretRef) keyOf(src string) string {
+	if strings.Contains(r.Key, "%s") { // upstreams[0].headers_%s.authorization
+		return fmt.Sprintf(r.Key, src)
+	}
 	if strings.HasSuffix(r.Key, ".") {
 		return r.Key + src
 	}
@@ -179,6 +183,7 @@ func (c Config) validateSecrets(add func(string, string, ...any)) {
 	for _, r := range c.secretRefs() {
 		needVault = CheckSecretRef(add, r) || needVault
 	}
+	needVault = c.upstreamsUseVault() || needVault
 	if c.Secrets.Dotenv != "" {
 		checkSecretPath(add, "secrets.dotenv", c.Secrets.Dotenv)
 	}

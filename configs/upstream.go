@@ -25,13 +25,19 @@ type Upstream struct {
 	// URL is a remote server's streamable HTTP endpoint: https, or http on
 	// a loopback host.
 	URL string `mapstructure:"url" yaml:"url"`
-	// Env maps NAME_env to the name of a variable of toolwarden's
-	// environment whose value the upstream receives as NAME (upper case:
-	// keys are case-insensitive). Never a literal value.
+	// Env gives the upstream the variable NAME (upper case: keys are
+	// case-insensitive) from one of three sources: NAME_env, the name of
+	// a variable of toolwarden's environment (or secrets.dotenv);
+	// NAME_file, the path of a file of mode 0600 or stricter; NAME_vault,
+	// a Vault KV v2 reference (mount/data/path#field). Never a literal
+	// value; one source per NAME.
 	Env map[string]string `mapstructure:"env" yaml:"env"`
-	// HeadersEnv (url) maps a request header to the name of the variable
-	// holding its value.
-	HeadersEnv map[string]string `mapstructure:"headers_env" yaml:"headers_env"`
+	// HeadersEnv, HeadersFile and HeadersVault (url) map a request header
+	// to the variable, file or Vault reference holding its value; one
+	// source per header.
+	HeadersEnv   map[string]string `mapstructure:"headers_env" yaml:"headers_env"`
+	HeadersFile  map[string]string `mapstructure:"headers_file" yaml:"headers_file"`
+	HeadersVault map[string]string `mapstructure:"headers_vault" yaml:"headers_vault"`
 	// Sandbox runs Command in the exec sandbox; unset means true. False
 	// is a widening.
 	Sandbox *bool `mapstructure:"sandbox" yaml:"sandbox"`
@@ -120,20 +126,103 @@ func (u Upstream) Timeout() time.Duration {
 	return DefaultUpstreamConnectTimeout
 }
 
-// EnvNames returns the variables u's process receives, each with the
-// variable of toolwarden's environment its value comes from, sorted.
-func (u Upstream) EnvNames() [][2]string {
-	out := make([][2]string, 0, len(u.Env))
+// UpstreamSecret is one value an upstream receives, a variable of its
+// process or a request header (Name), and where it is read from.
+type UpstreamSecret struct {
+	Name string
+	Ref  SecretRef
+}
+
+// EnvRefs returns the variables u's process receives, sorted, each with
+// its source; key (upstreams[0]) prefixes the config keys errors name.
+func (u Upstream) EnvRefs(key string) []UpstreamSecret {
+	byName := map[string]*UpstreamSecret{}
 	for k, v := range u.Env {
-		out = append(out, [2]string{strings.ToUpper(strings.TrimSuffix(k, "_env")), v})
+		m := envKey.FindStringSubmatch(strings.ToLower(k))
+		if m == nil {
+			continue
+		}
+		s := byName[m[1]]
+		if s == nil {
+			s = &UpstreamSecret{Name: strings.ToUpper(m[1]), Ref: SecretRef{Key: key + ".env." + m[1]}}
+			byName[m[1]] = s
+		}
+		switch m[2] {
+		case "env":
+			s.Ref.Env = v
+		case "file":
+			s.Ref.File = v
+		case "vault":
+			s.Ref.Vault = v
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	out := make([]UpstreamSecret, 0, len(byName))
+	for _, s := range byName {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// HeaderRefs returns the request headers u sends, sorted, each with its
+// source; key as for EnvRefs.
+func (u Upstream) HeaderRefs(key string) []UpstreamSecret {
+	byName := map[string]*UpstreamSecret{}
+	for _, src := range []struct {
+		name string
+		m    map[string]string
+	}{{"env", u.HeadersEnv}, {"file", u.HeadersFile}, {"vault", u.HeadersVault}} {
+		for h, v := range src.m {
+			s := byName[strings.ToLower(h)]
+			if s == nil {
+				s = &UpstreamSecret{Name: h, Ref: SecretRef{Key: key + ".headers_%s." + h}}
+				byName[strings.ToLower(h)] = s
+			}
+			switch src.name {
+			case "env":
+				s.Ref.Env = v
+			case "file":
+				s.Ref.File = v
+			case "vault":
+				s.Ref.Vault = v
+			}
+		}
+	}
+	out := make([]UpstreamSecret, 0, len(byName))
+	for _, s := range byName {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// source says where s is read from, for the widenings: never a value.
+func (s UpstreamSecret) source() string {
+	switch {
+	case s.Ref.File != "":
+		return "the file " + s.Ref.File
+	case s.Ref.Vault != "":
+		return "Vault " + s.Ref.Vault
+	}
+	return "the variable " + s.Ref.Env
+}
+
+// upstreamsUseVault reports whether an upstream reads a secret from Vault.
+func (c Config) upstreamsUseVault() bool {
+	for i, u := range c.Upstreams {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		for _, s := range append(u.EnvRefs(key), u.HeaderRefs(key)...) {
+			if s.Ref.Vault != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 var (
 	upstreamName = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
-	envKey       = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,127}_env$`)
+	envKey       = regexp.MustCompile(`^([a-z_][a-z0-9_]{0,127})_(env|file|vault)$`)
 	upstreamTool = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	headerName   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 )
@@ -169,34 +258,14 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 	if u.URL != "" {
 		checkURL(add, key+".url", u.URL)
 		if len(u.Env) > 0 {
-			add(key+".env", "applies to command upstreams only; send credentials with headers_env")
+			add(key+".env", "applies to command upstreams only; send credentials with headers_env, headers_file or headers_vault")
 		}
 		if u.Sandbox != nil && *u.Sandbox {
 			add(key+".sandbox", "applies to command upstreams only (a url upstream runs elsewhere)")
 		}
 	}
-	if len(u.Command) > 0 {
-		if len(u.HeadersEnv) > 0 {
-			add(key+".headers_env", "applies to url upstreams only; pass credentials with env")
-		}
-	}
 	u.validateProcess(key, add)
-	for k, v := range u.Env {
-		if !envKey.MatchString(k) {
-			add(key+".env."+k, "keys are NAME_env: the value is the name of a variable of toolwarden's environment, never a literal value")
-		}
-		if !envVarName.MatchString(v) {
-			add(key+".env."+k, "%q is not an environment variable name (the value is never given literally)", v)
-		}
-	}
-	for h, v := range u.HeadersEnv {
-		if !headerName.MatchString(h) {
-			add(key+".headers_env."+h, "%q is not an HTTP header name", h)
-		}
-		if !envVarName.MatchString(v) {
-			add(key+".headers_env."+h, "%q is not an environment variable name (the value is never given literally)", v)
-		}
-	}
+	u.validateSecrets(key, add)
 	for j, name := range u.AcceptFlagged {
 		if !upstreamTool.MatchString(name) {
 			add(fmt.Sprintf("%s.accept_flagged[%d]", key, j), "%q is not an upstream tool name (its own name, without %q)", name, u.Name+UpstreamSep)
@@ -212,6 +281,58 @@ func (u Upstream) validate(key string, add func(string, string, ...any)) {
 		add(key+".network", "applies to sandboxed upstreams only: with sandbox: false the program has this host's whole network")
 	}
 	u.Network.validate(key+".network", add)
+}
+
+// validateSecrets checks u's env entries and headers: each NAME_env,
+// NAME_file or NAME_vault (one per NAME), each header from one of
+// headers_env, headers_file and headers_vault, files private and
+// absolute, Vault references well formed, never a literal value.
+func (u Upstream) validateSecrets(key string, add func(string, string, ...any)) {
+	if len(u.Command) > 0 {
+		for _, h := range []struct {
+			name string
+			m    map[string]string
+		}{{"headers_env", u.HeadersEnv}, {"headers_file", u.HeadersFile}, {"headers_vault", u.HeadersVault}} {
+			if len(h.m) > 0 {
+				add(key+"."+h.name, "applies to url upstreams only; pass credentials with env")
+			}
+		}
+	}
+	for k, v := range u.Env {
+		m := envKey.FindStringSubmatch(strings.ToLower(k))
+		switch {
+		case m == nil:
+			add(key+".env."+k, "keys are NAME_env, NAME_file or NAME_vault: the value names a variable of toolwarden's environment, a secret file or a Vault secret, never a literal value")
+		case m[2] == "env" && !envVarName.MatchString(v):
+			add(key+".env."+k, "%q is not an environment variable name (the value is never given literally)", v)
+		}
+	}
+	for _, s := range u.EnvRefs(key) {
+		base := strings.ToLower(s.Name)
+		if countSet(s.Ref.Env, s.Ref.File, s.Ref.Vault) > 1 {
+			add(s.Ref.Key, "set only one of %s_env, %s_file and %s_vault", base, base, base)
+			continue
+		}
+		CheckSecretRef(add, s.Ref)
+	}
+	for _, s := range u.HeaderRefs(key) {
+		if !headerName.MatchString(s.Name) {
+			add(fmt.Sprintf(s.Ref.Key, "env"), "%q is not an HTTP header name", s.Name)
+			continue
+		}
+		if countSet(s.Ref.Env, s.Ref.File, s.Ref.Vault) > 1 {
+			src := "vault"
+			if s.Ref.Vault == "" {
+				src = "file"
+			}
+			add(fmt.Sprintf(s.Ref.Key, src), "set only one of headers_env, headers_file and headers_vault for a header")
+			continue
+		}
+		if s.Ref.Env != "" && !envVarName.MatchString(s.Ref.Env) {
+			add(fmt.Sprintf(s.Ref.Key, "env"), "%q is not an environment variable name (the value is never given literally)", s.Ref.Env)
+		}
+		CheckSecretRef(add, s.Ref)
+	}
 }
 
 // validateProcess checks the keys of a command upstream's process.
@@ -263,8 +384,8 @@ func upstreamWidenings(l *Loaded) []string {
 		} else {
 			out = append(out, fmt.Sprintf("upstreams adds %q: runs %q unsandboxed (sandbox: false), as this user, with the network (from %s)", u.Name, u.Command, src))
 		}
-		for _, e := range u.EnvNames() {
-			out = append(out, fmt.Sprintf("upstreams %q receives %s from the variable %s", u.Name, e[0], e[1]))
+		for _, e := range u.EnvRefs(fmt.Sprintf("upstreams[%d]", i)) {
+			out = append(out, fmt.Sprintf("upstreams %q receives %s from %s", u.Name, e.Name, e.source()))
 		}
 	}
 	return out

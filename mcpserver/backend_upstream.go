@@ -66,7 +66,7 @@ func (sb *upstreamSandbox) get(ctx context.Context, cfg configs.Exec) (sandbox.S
 // exec.limits, and its network block's way out through the egress proxy
 // (upstreams[i].network).
 func upstreamOptions(ctx context.Context, env backendEnv, i int, u configs.Upstream, sb *upstreamSandbox) (upstream.Options, error) {
-	opts := upstream.Options{Getenv: env.Config.Sources().Getenv, Version: buildInfo.Version, Log: env.Log}
+	opts := upstream.Options{Getenv: env.Config.Sources().Getenv, Secret: env.Config.Sources().Secret, Version: buildInfo.Version, Log: env.Log}
 	if u.URL != "" || !u.Sandboxed() {
 		return opts, nil
 	}

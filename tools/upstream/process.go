@@ -127,8 +127,11 @@ func (p *proc) session(u configs.Upstream, log *slog.Logger) *session {
 // startSandboxed starts u's command in the sandbox, with the workspace
 // and u's mounts, read-only, and a network only if one is given.
 func startSandboxed(ctx context.Context, u configs.Upstream, opts Options) (*proc, error) {
-	env := []string{"PATH=" + sandboxPath, "HOME=" + SandboxHome}
-	env = append(env, Environ(u, opts.Getenv, opts.Log)[1:]...)
+	vars, err := Environ(ctx, u, opts)
+	if err != nil {
+		return nil, err
+	}
+	env := append([]string{"PATH=" + sandboxPath, "HOME=" + SandboxHome}, vars[1:]...)
 	if opts.Network != nil {
 		env = append(env, opts.NetworkEnv...)
 	}
@@ -155,9 +158,13 @@ func startSandboxed(ctx context.Context, u configs.Upstream, opts Options) (*pro
 
 // startLocal starts u's command unsandboxed (sandbox: false) with only
 // the environment Environ gives it, in a process group of its own.
-func startLocal(_ context.Context, u configs.Upstream, opts Options) (*proc, error) {
+func startLocal(ctx context.Context, u configs.Upstream, opts Options) (*proc, error) {
+	env, err := Environ(ctx, u, opts)
+	if err != nil {
+		return nil, err
+	}
 	cmd := exec.Command(u.Command[0], u.Command[1:]...)
-	cmd.Env = Environ(u, opts.Getenv, opts.Log) // only these: never toolwarden's own environment
+	cmd.Env = env // only these: never toolwarden's own environment
 	cmd.Dir = os.TempDir()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	inR, inW, err := os.Pipe()

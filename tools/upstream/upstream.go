@@ -76,6 +76,9 @@ type Env func(string) string
 type Options struct {
 	// Getenv reads toolwarden's environment (os.Getenv).
 	Getenv Env
+	// Secret reads an env entry's or header's file or Vault secret
+	// (configs.SecretSources.Secret; without it, files only).
+	Secret func(context.Context, configs.SecretRef) (string, error)
 	// Version is toolwarden's, sent in initialize.
 	Version string
 	Log     *slog.Logger
@@ -268,16 +271,47 @@ func (c *Conn) Close() error {
 
 // Environ is the whole environment a command upstream runs with: PATH (so
 // that its program and interpreter are found) and the variables its env
-// entries name, nothing else of toolwarden's environment.
-func Environ(u configs.Upstream, getenv Env, log *slog.Logger) []string {
-	env := []string{"PATH=" + getenv("PATH")}
-	for _, e := range u.EnvNames() {
-		v := getenv(e[1])
+// entries name, read now (each start reads a rotated file anew), nothing
+// else of toolwarden's environment. A file or Vault secret that cannot be
+// read is an error naming its key; an unset variable is left out.
+func Environ(ctx context.Context, u configs.Upstream, opts Options) ([]string, error) {
+	env := []string{"PATH=" + opts.getenv("PATH")}
+	for _, e := range u.EnvRefs(fmt.Sprintf("upstreams %q", u.Name)) {
+		v, err := opts.value(ctx, e.Ref)
+		if err != nil {
+			return nil, err
+		}
 		if v == "" {
-			log.Warn("upstream variable is unset; the upstream runs without it", "upstream", u.Name, "name", e[0], "variable", e[1])
+			opts.log().Warn("upstream variable is unset; the upstream runs without it", "upstream", u.Name, "name", e.Name, "variable", e.Ref.Env)
 			continue
 		}
-		env = append(env, e[0]+"="+v)
+		env = append(env, e.Name+"="+v)
 	}
-	return env
+	return env, nil
+}
+
+// value reads ref: its variable through Getenv, its file or Vault secret
+// through Secret.
+func (o Options) value(ctx context.Context, ref configs.SecretRef) (string, error) {
+	if ref.File == "" && ref.Vault == "" {
+		return o.getenv(ref.Env), nil
+	}
+	if o.Secret != nil {
+		return o.Secret(ctx, ref)
+	}
+	return configs.SecretSources{}.Secret(ctx, ref)
+}
+
+func (o Options) getenv(name string) string {
+	if o.Getenv == nil {
+		return os.Getenv(name)
+	}
+	return o.Getenv(name)
+}
+
+func (o Options) log() *slog.Logger {
+	if o.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Log
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -121,9 +123,48 @@ func TestCallErrors(t *testing.T) {
 func TestEnvironIsOnlyWhatTheConfigNames(t *testing.T) {
 	env := map[string]string{"PATH": "/bin", "MY_TOKEN": "t0k", "AWS_SECRET_ACCESS_KEY": "no"}
 	u := configs.Upstream{Name: "x", Env: map[string]string{"github_token_env": "MY_TOKEN", "other_env": "UNSET"}}
-	got := Environ(u, func(k string) string { return env[k] }, slogDiscard())
+	got, err := Environ(context.Background(), u, Options{Getenv: func(k string) string { return env[k] }, Log: slogDiscard()})
+	require.NoError(t, err)
 	require.Equal(t, []string{"PATH=/bin", "GITHUB_TOKEN=t0k"}, got)
 }
+
+// TestEnvironReadsSecretFiles: NAME_file gives the upstream the file's
+// contents, read again at each start (a rotated file is picked up); a
+// file others may read stops the start with an error naming the key and
+// never the value.
+func TestEnvironReadsSecretFiles(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(f, []byte("first-value\n"), 0o600))
+	u := configs.Upstream{Name: "x", Env: map[string]string{"api_token_file": f, "plain_env": "P"}}
+	opts := Options{Getenv: vars(map[string]string{"PATH": "/bin", "P": "p"}), Log: slogDiscard()}
+	got, err := Environ(context.Background(), u, opts)
+	require.NoError(t, err)
+	require.Equal(t, []string{"PATH=/bin", "API_TOKEN=first-value", "PLAIN=p"}, got)
+
+	require.NoError(t, os.WriteFile(f, []byte("rotated-value"), 0o600))
+	got, err = Environ(context.Background(), u, opts)
+	require.NoError(t, err)
+	require.Contains(t, got, "API_TOKEN=rotated-value")
+
+	require.NoError(t, os.Chmod(f, 0o644))
+	_, err = Environ(context.Background(), u, opts)
+	require.ErrorContains(t, err, `upstreams "x".env.api_token_file: `+f+" has mode 0644")
+	require.NotContains(t, err.Error(), "rotated-value")
+}
+
+// TestHeadersReadSecretFiles: headers_file sends the file's contents in
+// the header, read when the connection is made.
+func TestHeadersReadSecretFiles(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "auth")
+	require.NoError(t, os.WriteFile(f, []byte("Bearer from-file\n"), 0o600))
+	u := configs.Upstream{Name: "x", URL: "https://x.example/mcp", HeadersFile: map[string]string{"authorization": f},
+		HeadersEnv: map[string]string{"x-other": "O"}}
+	h, err := headers(context.Background(), u, Options{Getenv: vars(map[string]string{"O": "o"}), Log: slogDiscard()})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"authorization": "Bearer from-file", "x-other": "o"}, h)
+}
+
+func vars(m map[string]string) Env { return func(k string) string { return m[k] } }
 
 func pinServer(name, version string) pin.Server { return pin.Server{Name: name, Version: version} }
 

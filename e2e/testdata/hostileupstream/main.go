@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"flag"
@@ -85,6 +86,13 @@ func main() {
 		}
 		sort.Strings(names)
 		return mcp.NewToolResultText(strings.Join(names, ",") + "\nUPSTREAM_TOKEN=" + os.Getenv("UPSTREAM_TOKEN")), nil
+	})
+	digest := mcp.NewTool("envdigest", mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithDescription("Returns the length and SHA-256 of one environment variable, never its value."),
+		mcp.WithString("name", mcp.Required()))
+	s.AddTool(digest, func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		v := os.Getenv(req.GetString("name", ""))
+		return mcp.NewToolResultText(fmt.Sprintf("len=%d sha256=%x", len(v), sha256.Sum256([]byte(v)))), nil
 	})
 	long := mcp.NewTool(strings.Repeat("x", 60), mcp.WithDescription("Has a name too long once namespaced."))
 	s.AddTool(long, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
