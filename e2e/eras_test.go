@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -247,10 +248,11 @@ func TestEra20250618(t *testing.T) {
 				if !artifacts {
 					testenv.Missing(t, "no artifact store (TOOLWARDEN_ARTIFACTS_ENDPOINT; scripts/services) offers a resource")
 				}
-				res := call("store_artifact", map[string]any{"task_id": "era-" + name, "name": "hello.txt", "content": "hello era\n", "encoding": "text"})
+				task := uuid.NewString()
+				res := call("store_artifact", map[string]any{"task_id": task, "name": "hello.txt", "content": "hello era\n", "encoding": "text"})
 				require.False(t, res.IsError, "%+v", res.Content)
 				req := mcp.ReadResourceRequest{}
-				req.Params.URI = "artifact://tasks/era-" + name + "/hello.txt"
+				req.Params.URI = "artifact://tasks/" + task + "/hello.txt"
 				read, err := c.ReadResource(ctxT(t), req)
 				require.NoError(t, err)
 				require.Equal(t, "hello era\n", read.Contents[0].(mcp.TextResourceContents).Text)

@@ -110,8 +110,10 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 	taken := reservedNames(env.Config)
 	key := fmt.Sprintf("upstreams[%d]", i)
 	changes, _ := env.Pins.check(u.Name, conn.Listing())
+	drifted := map[string]bool{} // refused by their pins: hidden, calls get denied.tool_drift
 	if env.Pins != nil && env.Pins.mode != configs.PinsWarn {
 		for _, c := range changes {
+			drifted[c.Tool] = true
 			s.refuse(env, "upstream_pins", u.Name, c.Tool, fmt.Sprintf("%s since it was pinned (%s): its calls get %s until re-pinned with toolwarden pin",
 				c.Kind, c.FieldNames(), toolerr.DeniedToolDrift))
 		}
@@ -134,6 +136,13 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 		own := strings.TrimPrefix(t.Tool.Name, u.Name+configs.UpstreamSep)
 		if other, ok := taken[t.Tool.Name]; ok {
 			s.refuse(env, key, u.Name, own, "its name is also "+other)
+			continue
+		}
+		if drifted[own] {
+			// Its drift already withholds it, and its calls are answered
+			// with what changed: that says more than the flags of a
+			// definition nobody pinned.
+			s.tools = append(s.tools, t)
 			continue
 		}
 		findings, filtered := check.findings(t)
