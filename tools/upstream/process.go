@@ -166,7 +166,7 @@ func startLocal(ctx context.Context, u configs.Upstream, opts Options) (*proc, e
 	cmd := exec.Command(u.Command[0], u.Command[1:]...)
 	cmd.Env = env // only these: never toolwarden's own environment
 	cmd.Dir = os.TempDir()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = localProcAttr()
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
