@@ -147,21 +147,9 @@ func (u Upstream) EnvRefs(key string) []UpstreamSecret {
 			s = &UpstreamSecret{Name: strings.ToUpper(m[1]), Ref: SecretRef{Key: key + ".env." + m[1]}}
 			byName[m[1]] = s
 		}
-		switch m[2] {
-		case "env":
-			s.Ref.Env = v
-		case "file":
-			s.Ref.File = v
-		case "vault":
-			s.Ref.Vault = v
-		}
+		s.Ref.set(m[2], v)
 	}
-	out := make([]UpstreamSecret, 0, len(byName))
-	for _, s := range byName {
-		out = append(out, *s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return sortedSecrets(byName)
 }
 
 // HeaderRefs returns the request headers u sends, sorted, each with its
@@ -178,16 +166,26 @@ func (u Upstream) HeaderRefs(key string) []UpstreamSecret {
 				s = &UpstreamSecret{Name: h, Ref: SecretRef{Key: key + ".headers_%s." + h}}
 				byName[strings.ToLower(h)] = s
 			}
-			switch src.name {
-			case "env":
-				s.Ref.Env = v
-			case "file":
-				s.Ref.File = v
-			case "vault":
-				s.Ref.Vault = v
-			}
+			s.Ref.set(src.name, v)
 		}
 	}
+	return sortedSecrets(byName)
+}
+
+// set gives r its source of the kind named ("env", "file" or "vault").
+func (r *SecretRef) set(kind, v string) {
+	switch kind {
+	case "env":
+		r.Env = v
+	case "file":
+		r.File = v
+	case "vault":
+		r.Vault = v
+	}
+}
+
+// sortedSecrets lists byName's secrets sorted by name.
+func sortedSecrets(byName map[string]*UpstreamSecret) []UpstreamSecret {
 	out := make([]UpstreamSecret, 0, len(byName))
 	for _, s := range byName {
 		out = append(out, *s)
