@@ -79,7 +79,7 @@ func (r *Runsc) Enforcement() Enforcement {
 		return scopeEnforcement(r.Name(), "gVisor RLIMIT_NPROC (the run's own processes)")
 	}
 	return Enforcement{Backend: r.Name(), Mode: "rootless", Limits: always(map[string]string{
-		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 1 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
+		EnforceMemory: "gVisor RLIMIT_AS per process: memory_bytes, but at least 2 GiB (go needs it to start) and at most address_space_bytes; no total over the run's processes",
 		EnforcePids:   "none (gVisor RLIMIT_NPROC bounds the run's processes to nproc)",
 		EnforceCPU:    "gVisor RLIMIT_CPU per process (timeout × cpus seconds), no quota",
 		"nofile":      "gVisor RLIMIT_NOFILE", "file_size_bytes": "gVisor RLIMIT_FSIZE",

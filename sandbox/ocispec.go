@@ -84,9 +84,11 @@ func ociSpec(req Request, root *rootfs, filesDir, cgroupsPath string, rootless b
 	}
 }
 
-// minGoAddressSpace is the address space a Go program needs to start (it
-// reserves its page summaries up front: about 700 MB on amd64).
-const minGoAddressSpace = 1 << 30
+// minGoAddressSpace is the address space a Go program needs to start: it
+// reserves its page summaries up front (about 700 MB on amd64), and since
+// Go 1.26 its heap starts at a random base, so at 1 GiB about one start
+// in 25 failed "cannot allocate memory" (the egress forwarder among them).
+const minGoAddressSpace = 2 << 30
 
 // rootlessAddressSpace is RLIMIT_AS of a rootless gVisor run, the only
 // per-process memory bound gVisor's kernel enforces: memory_bytes, but at

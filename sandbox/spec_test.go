@@ -94,7 +94,7 @@ func TestRootlessOCISpec(t *testing.T) {
 	for _, r := range s.Process.Rlimits {
 		got[r.Type] = r.Hard
 	}
-	require.Equal(t, uint64(1<<30), got["RLIMIT_AS"], "memory is bounded per process, with room for Go to start")
+	require.Equal(t, uint64(2<<30), got["RLIMIT_AS"], "memory is bounded per process, with room for Go to start")
 	require.Equal(t, DefaultLimits.NProc, got["RLIMIT_NPROC"])
 	require.Equal(t, uint64(61), got["RLIMIT_CPU"], "timeout × cpus, plus a second")
 }
