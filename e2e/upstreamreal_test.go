@@ -177,3 +177,104 @@ func TestUpstreamRealFilesystemPin(t *testing.T) {
 	require.Equal(t, "files__write_file", drift[0].Tool)
 	require.Equal(t, "upstream_pins.block", drift[0].Rule)
 }
+
+// gitRepo makes a Git repository at dir with real git: one commit of
+// file holding content, with message.
+func gitRepo(t *testing.T, dir, file, content, message string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", file},
+		{"-c", "user.name=e2e", "-c", "user.email=e2e@example.com", "commit", "-q", "-m", message},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(cleanEnv(), "HOME="+dir, "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+}
+
+// TestUpstreamRealGit runs the reference server "git" (PyPI,
+// mcp-server-git, python) sandboxed, under each backend, confined by its
+// own --repository to a repository the test built in the workspace with
+// real git: git_status and git_log (annotated read-only) run through the
+// guard; a repository path outside it (a second repository beside it in
+// the workspace, the workspace itself, a host path) is refused by the
+// server, and to a copy of the server run unconfined (no --repository)
+// the host's repository does not exist: the sandbox shows none;
+// git_commit (a write) is refused without the capability.
+func TestUpstreamRealGit(t *testing.T) {
+	bin := testenv.Need(t, "TOOLWARDEN_TEST_SERVER_GIT")[0]
+	venv := filepath.Dir(filepath.Dir(bin)) // <venv>/bin/mcp-server-git
+	for _, backend := range upstreamBackends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			ws, env := workspace(t)
+			gitRepo(t, filepath.Join(ws, "repo"), "README.md", "guarded\n", "first guarded commit")
+			gitRepo(t, filepath.Join(ws, "other"), "secret.txt", secret+"\n", "other repo: "+secret)
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "repo", "untracked.txt"), []byte("new\n"), 0o644))
+			hostRepo := filepath.Join(filepath.Dir(ws), "host")
+			gitRepo(t, hostRepo, "host.txt", secret+"\n", "host repo: "+secret)
+			repo := sandbox.WorkspaceDir + "/repo"
+			// Under runsc the server runs as nobody, and git refuses a
+			// repository another user owns ("dubious ownership") unless
+			// safe.directory names it: given as git's GIT_CONFIG_* variables.
+			env = append(env, "TOOLWARDEN_EXEC_BACKEND="+backend,
+				"E2E_GIT_CONFIG_COUNT=1", "E2E_GIT_CONFIG_KEY=safe.directory", "E2E_GIT_CONFIG_VALUE="+repo, "E2E_GIT_SAFE_ANY=*")
+			file := upstreamConfig(t, ws, `
+policy:
+  allow: ["git__*", loose__git_log]
+upstreams:
+  - name: git
+    command: [`+bin+`, --repository, `+repo+`]
+    mounts: [`+venv+`]
+    connect_timeout: 2m
+    env:
+      GIT_CONFIG_COUNT_env: E2E_GIT_CONFIG_COUNT
+      GIT_CONFIG_KEY_0_env: E2E_GIT_CONFIG_KEY
+      GIT_CONFIG_VALUE_0_env: E2E_GIT_CONFIG_VALUE
+  - name: loose
+    command: [`+bin+`]
+    mounts: [`+venv+`]
+    connect_timeout: 2m
+    env:
+      GIT_CONFIG_COUNT_env: E2E_GIT_CONFIG_COUNT
+      GIT_CONFIG_KEY_0_env: E2E_GIT_CONFIG_KEY
+      GIT_CONFIG_VALUE_0_env: E2E_GIT_SAFE_ANY
+`)
+			c, names := serveUpstream(t, ws, env, file)
+			for _, want := range []string{"git__git_status", "git__git_log", "git__git_commit", "git__git_add"} {
+				require.Contains(t, names, want)
+			}
+
+			res := callUpstream(t, c, "git__git_status", map[string]any{"repo_path": repo})
+			require.False(t, res.IsError, "%+v", res.Content)
+			require.Contains(t, textOf(res), "On branch main")
+			require.Contains(t, textOf(res), "untracked.txt")
+			res = callUpstream(t, c, "git__git_log", map[string]any{"repo_path": repo, "max_count": 5})
+			require.False(t, res.IsError, "%+v", res.Content)
+			require.Contains(t, textOf(res), "first guarded commit")
+			require.Contains(t, textOf(res), "e2e")
+
+			for _, p := range []string{sandbox.WorkspaceDir + "/other", repo + "/../other", sandbox.WorkspaceDir, hostRepo} {
+				res = callUpstream(t, c, "git__git_log", map[string]any{"repo_path": p})
+				require.True(t, res.IsError, "%s: %+v", p, res.Content)
+				require.Contains(t, textOf(res), "is outside the allowed repository", p)
+				require.NotContains(t, textOf(res), secret, p)
+			}
+			// Unconfined (no --repository), the server would read any
+			// repository it can see: the sandbox shows it no host path.
+			res = callUpstream(t, c, "loose__git_log", map[string]any{"repo_path": hostRepo})
+			require.True(t, res.IsError, "%+v", res.Content)
+			require.Contains(t, textOf(res), "git_log: "+hostRepo, "GitPython's NoSuchPathError")
+			require.NotContains(t, textOf(res), "host repo")
+			res = callUpstream(t, c, "loose__git_log", map[string]any{"repo_path": sandbox.WorkspaceDir + "/other"})
+			require.False(t, res.IsError, "%+v", res.Content)
+			require.Contains(t, textOf(res), "other repo: ", "unconfined, it reads what the sandbox shows")
+			deniedWith(t, callUpstream(t, c, "git__git_commit", map[string]any{"repo_path": repo, "message": "x"}), toolerr.DeniedCapability)
+		})
+	}
+}
