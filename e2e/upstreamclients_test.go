@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/audit/audittest"
+	"github.com/toolwarden/toolwarden/internal/testenv"
+	"github.com/toolwarden/toolwarden/sandbox"
+)
+
+// The client matrix with an upstream: real clients see and call a real
+// upstream server's tools (server-filesystem, sandboxed) through
+// toolwarden, with an approval.
+
+// tsUpstreamSummary is what scripts/clients/tsclient/upstream.cjs prints.
+type tsUpstreamSummary struct {
+	SDK   string   `json:"sdk"`
+	Tools []string `json:"tools"`
+	Read  struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"read"`
+	Write struct {
+		IsError bool   `json:"isError"`
+		Text    string `json:"text"`
+	} `json:"write"`
+	Questions []string `json:"questions"`
+}
+
+// TestTypeScriptSDKUpstream: the official TypeScript SDK, as a client that
+// answers elicitation, sees server-filesystem's tools through toolwarden
+// (sandboxed under bubblewrap), reads a workspace file without being
+// asked (read-only), and writes one after toolwarden asked it once, the
+// question naming the tool and its exact arguments; the write reaches the
+// workspace and the audit has the approval.
+func TestTypeScriptSDKUpstream(t *testing.T) {
+	prefix := testenv.Need(t, "TOOLWARDEN_TEST_TS_SDK")[0]
+	bin, fsPrefix := filesystemServer(t)
+	node := needNode(t)
+	t.Parallel()
+	script, err := filepath.Abs("../scripts/clients/tsclient/upstream.cjs")
+	require.NoError(t, err)
+	ws, env := workspace(t)
+	env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap")
+	file := upstreamConfig(t, ws, filesystemConfig(bin, fsPrefix, sandbox.WorkspaceDir,
+		`capabilities: {grant: ["mcp:call:files/write_file"]}`+"\n"))
+	const content = "approved through the TypeScript SDK"
+	writeArgs := `{"path":"` + sandbox.WorkspaceDir + `/approved.txt","content":"` + content + `"}`
+	cmd := exec.CommandContext(ctxT(t), node, script, prefix, binary, ws, file,
+		"files__read_text_file", `{"path":"`+sandbox.WorkspaceDir+`/hello.txt"}`, "files__write_file", writeArgs)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stdout: %s\nstderr: %s", stdout.String(), stderr.String())
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var sum tsUpstreamSummary
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &sum), stdout.String())
+
+	require.Equal(t, tsSDKVersion, sum.SDK)
+	require.Contains(t, sum.Tools, "files__read_text_file")
+	require.Contains(t, sum.Tools, "files__write_file")
+	require.False(t, sum.Read.IsError, sum.Read.Text)
+	require.Contains(t, sum.Read.Text, "hello from toolwarden")
+	require.False(t, sum.Write.IsError, sum.Write.Text)
+	require.Len(t, sum.Questions, 1, "asked once, for the write only")
+	require.Contains(t, sum.Questions[0], "files__write_file")
+	require.Contains(t, sum.Questions[0], content, "the question shows the exact arguments")
+	got, err := os.ReadFile(filepath.Join(ws, "approved.txt"))
+	require.NoError(t, err)
+	require.Equal(t, content, string(got))
+	var audited []string
+	for _, e := range audittest.Entries(t, auditPathOf(t, env)) {
+		if e.Tool == "files__write_file" {
+			audited = append(audited, string(e.Outcome)+" "+e.Rule)
+		}
+	}
+	require.Equal(t, []string{"needs_approval approval.elicit", "approved approval.elicit", "completed allowed"}, audited)
+	observe(t, "TypeScript SDK (`@modelcontextprotocol/sdk`)", tsSDKVersion, upstreamColumn,
+		"✓ server-filesystem (sandboxed): tools listed, read ran unasked, write_file asked by elicitation with its arguments, ran once accepted")
+}
