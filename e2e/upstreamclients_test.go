@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit/audittest"
+	fake "github.com/toolwarden/toolwarden/internal/llmfake/anthropic"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
 )
@@ -84,4 +85,47 @@ func TestTypeScriptSDKUpstream(t *testing.T) {
 	require.Equal(t, []string{"needs_approval approval.elicit", "approved approval.elicit", "completed allowed"}, audited)
 	observe(t, "TypeScript SDK (`@modelcontextprotocol/sdk`)", tsSDKVersion, upstreamColumn,
 		"✓ server-filesystem (sandboxed): tools listed, read ran unasked, write_file asked by elicitation with its arguments, ran once accepted")
+}
+
+// TestClaudeCodeUpstream: Claude Code (headless, the scripted stand-in for
+// the Messages API) sees server-filesystem's tools through toolwarden
+// (sandboxed under bubblewrap) as mcp__toolwarden__files__*; its model
+// reads a workspace file (read-only: not asked), then writes one, which
+// waits for the terminal approver (`toolwarden approvals approve`); the
+// approved write's result reaches the model and the file the workspace.
+func TestClaudeCodeUpstream(t *testing.T) {
+	bin, fsPrefix := filesystemServer(t)
+	ws, env := workspace(t)
+	env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap")
+	const content = "approved through Claude Code"
+	write := map[string]any{"path": sandbox.WorkspaceDir + "/approved.txt", "content": content}
+	res := claudeRun{ws: ws, env: env, decisions: []decision{approve},
+		serve: serveOpts{approvals: true, config: filesystemConfig(bin, fsPrefix, sandbox.WorkspaceDir,
+			`capabilities: {grant: ["mcp:call:files/write_file"]}`+"\n")},
+		allowed: []string{"files__read_text_file", "files__write_file"}}.run(t,
+		[]fake.Block{fake.ToolUse("toolu_1", "mcp__toolwarden__files__read_text_file", map[string]any{"path": sandbox.WorkspaceDir + "/hello.txt"})},
+		[]fake.Block{fake.ToolUse("toolu_2", "mcp__toolwarden__files__write_file", write)},
+		[]fake.Block{fake.Text("Read the greeting; wrote the file.")})
+
+	require.NoError(t, res.approver.err)
+	require.Len(t, res.approver.seen, 1, "only the write waited")
+	require.Equal(t, "files__write_file", res.approver.seen[0].Tool)
+	require.Contains(t, res.approver.seen[0].Preview, content, "the human sees the exact arguments")
+	main := res.fake.Main()
+	require.Len(t, main, 3, "prompt, then one request per tool result")
+	require.Contains(t, main[0].ToolNames(), "mcp__toolwarden__files__write_file", "the upstream's tools are declared to the model")
+	read, ok := main[1].ToolResult("toolu_1")
+	require.True(t, ok)
+	require.False(t, read.IsError, read.Text)
+	require.Contains(t, read.Text, "hello from toolwarden", "the upstream's result reaches the model")
+	written, ok := main[2].ToolResult("toolu_2")
+	require.True(t, ok)
+	require.False(t, written.IsError, written.Text)
+	require.Contains(t, written.Text, "Successfully wrote to /workspace/approved.txt")
+	got, err := os.ReadFile(filepath.Join(ws, "approved.txt"))
+	require.NoError(t, err)
+	require.Equal(t, content, string(got))
+	require.Equal(t, "Read the greeting; wrote the file.", res.finalText(t))
+	observe(t, claudeCode, claudeCodeVersion, upstreamColumn,
+		"✓ server-filesystem (sandboxed) as `mcp__toolwarden__files__*`: a read's result and, approved on the terminal, a write's reach the model")
 }
