@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit/audittest"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/anthropic"
+	openai "github.com/toolwarden/toolwarden/internal/llmfake/openai"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
 )
@@ -128,4 +129,46 @@ func TestClaudeCodeUpstream(t *testing.T) {
 	require.Equal(t, "Read the greeting; wrote the file.", res.finalText(t))
 	observe(t, claudeCode, claudeCodeVersion, upstreamColumn,
 		"✓ server-filesystem (sandboxed) as `mcp__toolwarden__files__*`: a read's result and, approved on the terminal, a write's reach the model")
+}
+
+// TestCodexUpstream: Codex (`codex exec`, the scripted stand-in for the
+// Responses API) sees server-filesystem's tools through toolwarden
+// (sandboxed under bubblewrap) in its mcp__toolwarden namespace; its model
+// reads a workspace file, then writes one, which Codex passes on
+// (default_tools_approval_mode = "approve": the upstream's write_file is
+// not annotated read-only) and toolwarden holds for the terminal
+// approver; the approved write's result reaches the model.
+func TestCodexUpstream(t *testing.T) {
+	bin, fsPrefix := filesystemServer(t)
+	ws, env := workspace(t)
+	env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap")
+	const content = "approved through Codex"
+	write := map[string]any{"path": sandbox.WorkspaceDir + "/approved.txt", "content": content}
+	res := codexRun{ws: ws, env: env, decisions: []decision{approve},
+		serve: serveOpts{approvals: true, config: filesystemConfig(bin, fsPrefix, sandbox.WorkspaceDir,
+			`capabilities: {grant: ["mcp:call:files/write_file"]}`+"\n")},
+		server: "default_tools_approval_mode = \"approve\"\ntool_timeout_sec = 120\n"}.run(t,
+		[]openai.Item{openai.Call("call_1", codexNS, "files__read_text_file", map[string]any{"path": sandbox.WorkspaceDir + "/hello.txt"})},
+		[]openai.Item{openai.Call("call_2", codexNS, "files__write_file", write)},
+		[]openai.Item{openai.Text("Read the greeting; wrote the file.")})
+
+	require.NoError(t, res.approver.err)
+	require.Len(t, res.approver.seen, 1, "only the write waited")
+	require.Equal(t, "files__write_file", res.approver.seen[0].Tool)
+	require.Contains(t, res.approver.seen[0].Preview, content, "the human sees the exact arguments")
+	main := res.fake.Main()
+	require.Len(t, main, 3, "prompt, then one request per tool result; codex stderr: %s", res.stderr)
+	require.Contains(t, main[0].ToolNames(), codexNS+"__files__write_file", "the upstream's tools are declared to the model")
+	read, ok := main[1].Output("call_1")
+	require.True(t, ok)
+	require.Contains(t, read, "hello from toolwarden", "the upstream's result reaches the model")
+	written, ok := main[2].Output("call_2")
+	require.True(t, ok)
+	require.Contains(t, written, "Successfully wrote to /workspace/approved.txt")
+	got, err := os.ReadFile(filepath.Join(ws, "approved.txt"))
+	require.NoError(t, err)
+	require.Equal(t, content, string(got))
+	require.Contains(t, res.stdout, "Read the greeting; wrote the file.")
+	observe(t, codexCLI, codexVersion, upstreamColumn,
+		"✓ server-filesystem (sandboxed) in the `mcp__toolwarden` namespace: a read's result and, approved on the terminal (with `default_tools_approval_mode = \"approve\"`), a write's reach the model")
 }
