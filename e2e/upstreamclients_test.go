@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit/audittest"
 	fake "github.com/toolwarden/toolwarden/internal/llmfake/anthropic"
+	"github.com/toolwarden/toolwarden/internal/llmfake/gemini"
 	openai "github.com/toolwarden/toolwarden/internal/llmfake/openai"
 	"github.com/toolwarden/toolwarden/internal/testenv"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -171,4 +172,47 @@ func TestCodexUpstream(t *testing.T) {
 	require.Contains(t, res.stdout, "Read the greeting; wrote the file.")
 	observe(t, codexCLI, codexVersion, upstreamColumn,
 		"✓ server-filesystem (sandboxed) in the `mcp__toolwarden` namespace: a read's result and, approved on the terminal (with `default_tools_approval_mode = \"approve\"`), a write's reach the model")
+}
+
+// TestGeminiCLIUpstream: Gemini CLI (headless, the scripted stand-in for
+// the Gemini API) sees server-filesystem's tools through toolwarden
+// (sandboxed under bubblewrap) as mcp_toolwarden_files__*; its model reads
+// a workspace file, then writes one (declared headless only with
+// --approval-mode yolo, as for toolwarden's own write_file), which
+// toolwarden holds for the terminal approver; the approved write's
+// result reaches the model.
+func TestGeminiCLIUpstream(t *testing.T) {
+	bin, fsPrefix := filesystemServer(t)
+	ws, env := geminiWorkspace(t)
+	env = append(env, "TOOLWARDEN_EXEC_BACKEND=bwrap")
+	const content = "approved through Gemini CLI"
+	write := map[string]any{"path": sandbox.WorkspaceDir + "/approved.txt", "content": content}
+	res := cliRun{ws: ws, env: env, trust: true, args: []string{"--approval-mode", "yolo"}, decisions: []decision{approve},
+		serve: serveOpts{approvals: true, config: filesystemConfig(bin, fsPrefix, sandbox.WorkspaceDir,
+			`capabilities: {grant: ["mcp:call:files/write_file"]}`+"\n")}}.run(t,
+		gemini.Reply(gemini.Call("r1", "mcp_toolwarden_files__read_text_file", map[string]any{"path": sandbox.WorkspaceDir + "/hello.txt"})),
+		gemini.Reply(gemini.Call("w1", "mcp_toolwarden_files__write_file", write)),
+		gemini.Reply(gemini.Text("Read the greeting; wrote the file.")))
+
+	require.NoError(t, res.approver.err)
+	require.Len(t, res.approver.seen, 1, "only the write waited")
+	require.Equal(t, "files__write_file", res.approver.seen[0].Tool)
+	require.Contains(t, res.approver.seen[0].Preview, content, "the human sees the exact arguments")
+	require.Contains(t, toolwardenDeclared(t, res.fake), "files__write_file", "the upstream's tools are declared to the model")
+	reqs := mainRequests(res.fake)
+	require.Len(t, reqs, 3, "prompt, then one request per function response")
+	response := func(i int) string {
+		fr := reqs[i].FunctionResponses()
+		require.Len(t, fr, 1)
+		raw, err := json.Marshal(fr[0])
+		require.NoError(t, err)
+		return string(raw)
+	}
+	require.Contains(t, response(1), "hello from toolwarden", "the upstream's result reaches the model")
+	require.Contains(t, response(2), "Successfully wrote to /workspace/approved.txt")
+	got, err := os.ReadFile(filepath.Join(ws, "approved.txt"))
+	require.NoError(t, err)
+	require.Equal(t, content, string(got))
+	observe(t, geminiCLI, geminiCLIVersion, upstreamColumn,
+		"✓ server-filesystem (sandboxed) as `mcp_toolwarden_files__*`: a read's result and, approved on the terminal (`--approval-mode yolo` to declare write_file), a write's reach the model")
 }
