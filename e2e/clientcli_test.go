@@ -51,6 +51,9 @@ type serveOpts struct {
 	// resources offers the artifact tools, and so the artifacts as
 	// resources; env must hold the store's settings (artifactEnv).
 	resources bool
+	// config is more of toolwarden's config file (YAML after the
+	// approval settings): upstreams, policy.
+	config string
 }
 
 // stdioServer is toolwarden as a CLI client starts it over stdio.
@@ -121,9 +124,13 @@ func (s *stdioServer) setUp(t *testing.T, parent string, o serveOpts, exports ma
 		s.stderr = filepath.Join(parent, "toolwarden-stderr.log")
 		channels = append(channels, "page")
 	}
-	if channels != nil {
+	if channels != nil || o.config != "" {
+		body := o.config
+		if channels != nil {
+			body = "approval:\n  channel: [" + strings.Join(channels, ", ") + "]\n" + body
+		}
 		cfg := filepath.Join(parent, "toolwarden.yaml")
-		require.NoError(t, os.WriteFile(cfg, []byte("approval:\n  channel: ["+strings.Join(channels, ", ")+"]\n"), 0o644))
+		require.NoError(t, os.WriteFile(cfg, []byte(body), 0o644))
 		flags = append(flags, "--config", cfg)
 	}
 	if o.runScript {

@@ -33,7 +33,7 @@ const (
 )
 
 // tableColumns are the compatibility table's columns, in order.
-var tableColumns = []string{protocolColumn, "tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP", tasksColumn}
+var tableColumns = []string{protocolColumn, "tools", "structured output", "errors", "elicitation", approvalColumn, "run_script", "progress", "resources", "HTTP", tasksColumn, upstreamColumn}
 
 // protocolColumn is the column of the protocol revisions a client
 // negotiated, by transport (observeProtocol). A row the tests have not run
@@ -45,6 +45,11 @@ const (
 
 // tasksColumn is the column of MCP tasks (docs/tasks.md).
 const tasksColumn = "tasks"
+
+// upstreamColumn is the column of an upstream server's tool
+// (docs/upstreams.md) seen and called through toolwarden, with an
+// approval.
+const upstreamColumn = "upstream"
 
 // approvalColumn is the column of approvals asked outside the client, on
 // the approval page or the terminal approver (docs/approvals.md).
