@@ -30,6 +30,7 @@ func families(t *testing.T) map[string]bool {
 	_, _ = m.Runner(fakeRunner{}).Run(t.Context(), sandbox.Request{})
 	m.HTTP(http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
 	m.ObserveCall("read_file", "2025-11-25", false, nil, time.Millisecond)
+	m.Egress("pypi.org", true, "", 1, 1)
 	fams, err := m.Registry().Gather()
 	require.NoError(t, err)
 	out := map[string]bool{}
