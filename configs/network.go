@@ -278,8 +278,8 @@ func (c Credential) validate(key string, allows []NetAllow, seen map[string]bool
 		add(key, "set exactly one of value_env and value_file")
 	case c.ValueEnv != "" && !envVarName.MatchString(c.ValueEnv):
 		add(key+".value_env", "%q is not an environment variable name (the value is never given literally)", c.ValueEnv)
-	case c.ValueFile != "" && !filepath.IsAbs(c.ValueFile):
-		add(key+".value_file", "%q must be an absolute path", c.ValueFile)
+	case c.ValueFile != "":
+		checkSecretPath(add, key+".value_file", c.ValueFile)
 	}
 	if !placeholderForm.MatchString(c.Placeholder) {
 		add(key+".placeholder", "%q must be 8..128 letters, digits, _ or - (distinct from ordinary traffic)", c.Placeholder)

@@ -1,8 +1,10 @@
 package configs
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -97,6 +99,23 @@ func TestNetworkCredentials(t *testing.T) {
 			"      - {host: a.example.com, header: Authorization, value_env: T, placeholder: TOOLWARDEN_X}\n")
 		_, err := Load(Options{File: file})
 		require.ErrorContains(t, err, `exec.network.credentials[1].placeholder: "TOOLWARDEN_X" is also the placeholder`)
+	})
+	// A value file others may read, or a FIFO, is refused when the
+	// config loads, as every *_file secret is.
+	t.Run("value_file not private", func(t *testing.T) {
+		dir := isolate(t)
+		open := filepath.Join(dir, "token")
+		writeFile(t, open, "ghp_x\n")
+		require.NoError(t, os.Chmod(open, 0o644))
+		fifo := filepath.Join(dir, "fifo")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+		file := filepath.Join(dir, "toolwarden.yaml")
+		writeFile(t, file, base+
+			"      - {host: api.github.com, header: Authorization, value_file: "+open+", placeholder: TOOLWARDEN_X}\n"+
+			"      - {host: a.example.com, header: Authorization, value_file: "+fifo+", placeholder: TOOLWARDEN_Y}\n")
+		_, err := Load(Options{File: file})
+		require.ErrorContains(t, err, "exec.network.credentials[0].value_file: "+open+" has mode 0644: a secret file must be 0600 or stricter")
+		require.ErrorContains(t, err, "exec.network.credentials[1].value_file: "+fifo+" is not a regular file")
 	})
 	t.Run("upstream_ca_file without a certificate", func(t *testing.T) {
 		dir := isolate(t)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,13 +16,11 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 // received keeps every byte the server sends a client over HTTP.
-type received struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type received struct{ testenv.SyncBuffer }
 
 func (rc *received) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := http.DefaultTransport.RoundTrip(r)
@@ -35,18 +31,6 @@ func (rc *received) RoundTrip(r *http.Request) (*http.Response, error) {
 		}{io.TeeReader(res.Body, rc), res.Body}
 	}
 	return res, err
-}
-
-func (rc *received) Write(b []byte) (int, error) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.buf.Write(b)
-}
-
-func (rc *received) String() string {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.buf.String()
 }
 
 // pageHTTPServer starts `toolwarden serve --http` with the config cfg and

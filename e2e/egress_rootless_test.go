@@ -1,14 +1,10 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,10 +51,7 @@ func startAsAccount(t *testing.T, backend string, config func(base string) strin
 	t.Helper()
 	testenv.Root(t) // to start the server as another account
 	need := testenv.Need(t, AccountEnv, AccountHomeEnv)
-	acct, err := user.Lookup(need[0])
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(acct.Uid)
-	gid, _ := strconv.Atoi(acct.Gid)
+	acct := lookupAccount(t, need[0])
 
 	base, err := os.MkdirTemp("", "toolwarden-egress-rootless-")
 	require.NoError(t, err)
@@ -70,24 +63,18 @@ func startAsAccount(t *testing.T, backend string, config func(base string) strin
 	audit := filepath.Join(base, "audit")
 	for _, d := range []string{ws, audit} {
 		require.NoError(t, os.Mkdir(d, 0o700))
-		require.NoError(t, os.Chown(d, uid, gid))
 	}
+	acct.chown(t, ws, audit)
 	cfg := filepath.Join(base, "toolwarden.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config(base)), 0o644))
 
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
-	env = append([]string{"HOME=" + need[1], "USER=" + acct.Username, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
+	env = append([]string{"HOME=" + need[1], "USER=" + acct.name, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
 		"TOOLWARDEN_AUDIT_PATH=" + filepath.Join(audit, "audit.jsonl"), "TOOLWARDEN_EXEC_BACKEND=" + backend}, env...)
-	asAccount := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env, cmd.Dir = env, ws
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		return cmd, nil
-	}
 	tr := transport.NewStdioWithOptions(bin, env,
 		[]string{"serve", "--config", cfg, "--workspace", ws, "--allow", "run_script", "--approval", "run_script=allow"},
-		transport.WithCommandFunc(asAccount))
+		transport.WithCommandFunc(acct.commandIn(ws)))
 	c := connectAs(t, client.NewClient(tr, client.WithDiscoverTimeout(30*time.Second)), mcp.LATEST_PROTOCOL_VERSION)
 	return accountServer{client: c, ws: ws, audit: filepath.Join(audit, "audit.jsonl")}
 }

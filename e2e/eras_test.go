@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -24,24 +23,6 @@ import (
 // era2025 is the revision Codex still opens with (openai/codex#33952):
 // a client that offers only it must get everything the revision has.
 const era2025 = "2025-06-18"
-
-// serverLog is a server's stderr, kept for the test to read.
-type serverLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *serverLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *serverLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // negotiatedIn is the protocol revision of the server's "session
 // initialized" log lines in log, one per session, in order.
@@ -66,7 +47,7 @@ func negotiatedIn(log string) []string {
 // eraServer is one toolwarden binary reached over one transport.
 type eraServer struct {
 	ws  string
-	log *serverLog
+	log *testenv.SyncBuffer
 	// open connects a new client offering only era2025.
 	open func(t *testing.T, h client.ElicitationHandler) *client.Client
 }
@@ -110,7 +91,7 @@ func fileExists(p string) bool {
 }
 
 func stdioEra(t *testing.T, args, env []string) eraServer {
-	s := eraServer{ws: args[1], log: &serverLog{}}
+	s := eraServer{ws: args[1], log: &testenv.SyncBuffer{}}
 	s.open = func(t *testing.T, h client.ElicitationHandler) *client.Client {
 		tr := transport.NewStdio(binary, env, append([]string{"serve"}, args...)...)
 		opts := []client.ClientOption{client.WithDiscoverTimeout(30 * time.Second)}
@@ -126,7 +107,7 @@ func stdioEra(t *testing.T, args, env []string) eraServer {
 }
 
 func httpEra(t *testing.T, args, env []string) eraServer {
-	s := eraServer{ws: args[1], log: &serverLog{}}
+	s := eraServer{ws: args[1], log: &testenv.SyncBuffer{}}
 	base := eraHTTPServe(t, args, env, s.log)
 	s.open = func(t *testing.T, h client.ElicitationHandler) *client.Client {
 		tr, err := transport.NewStreamableHTTP(base+"/mcp",
@@ -143,7 +124,7 @@ func httpEra(t *testing.T, args, env []string) eraServer {
 
 // eraHTTPServe runs `toolwarden serve --http` with its stderr in log,
 // once it serves, and stops it when the test ends.
-func eraHTTPServe(t *testing.T, args, env []string, log *serverLog) string {
+func eraHTTPServe(t *testing.T, args, env []string, log *testenv.SyncBuffer) string {
 	t.Helper()
 	port := freePort(t)
 	cmd := exec.Command(binary, append(append([]string{"serve"}, args...), "--http", port)...)

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -112,7 +111,7 @@ func TestGeminiBinaryBridgeConfigMetrics(t *testing.T) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	var stderr lockedBuffer // written by exec's copier while the test reads it
+	var stderr testenv.SyncBuffer // written by exec's copier while the test reads it
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	defer func() { cancel(); _ = cmd.Wait() }()
@@ -194,22 +193,4 @@ func TestGeminiBinaryServerCmdNeverSeesTheConfiguredKey(t *testing.T) {
 	assert.Contains(t, string(got), "PATH=")
 	assert.NotContains(t, string(got), geminiKey, "the server inherits no configured key variable")
 	assert.NotContains(t, stdout+stderr, geminiKey)
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

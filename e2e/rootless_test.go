@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,14 +18,6 @@ import (
 	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
-// The ordinary account scripts/sandbox/nonroot prepares for the tests
-// that run toolwarden as an ordinary user, and its HOME (holding its
-// runsc and its prepared GOCACHE).
-const (
-	AccountEnv     = "TOOLWARDEN_TEST_ACCOUNT"
-	AccountHomeEnv = "TOOLWARDEN_TEST_ACCOUNT_HOME"
-)
-
 // TestRunScriptAsOrdinaryAccount starts the built binary as an ordinary
 // account, as an IDE would, in that user's private (0700) project, and
 // runs scripts through MCP: they run sandboxed without root, and what
@@ -35,11 +25,8 @@ const (
 func TestRunScriptAsOrdinaryAccount(t *testing.T) {
 	testenv.Root(t) // to start the server as another account
 	need := testenv.Need(t, AccountEnv, AccountHomeEnv)
-	acct, err := user.Lookup(need[0])
-	require.NoError(t, err)
+	acct := lookupAccount(t, need[0])
 	home := need[1]
-	uid, _ := strconv.Atoi(acct.Uid)
-	gid, _ := strconv.Atoi(acct.Gid)
 
 	base, err := os.MkdirTemp("", "toolwarden-rootless-")
 	require.NoError(t, err)
@@ -50,31 +37,23 @@ func TestRunScriptAsOrdinaryAccount(t *testing.T) {
 	ws := filepath.Join(base, "project")
 	require.NoError(t, os.Mkdir(ws, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("from the project\n"), 0o600))
-	require.NoError(t, os.Chown(ws, uid, gid))
-	require.NoError(t, os.Chown(filepath.Join(ws, "in.txt"), uid, gid))
 	audit := filepath.Join(base, "audit")
 	require.NoError(t, os.Mkdir(audit, 0o700))
-	require.NoError(t, os.Chown(audit, uid, gid))
+	acct.chown(t, ws, filepath.Join(ws, "in.txt"), audit)
 
 	// The account's HOME, where scripts/sandbox/nonroot put runsc and the
 	// prepared GOCACHE, as a user's own would have them.
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err)
-	env := []string{"HOME=" + home, "USER=" + acct.Username, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
+	env := []string{"HOME=" + home, "USER=" + acct.name, "PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin",
 		"TOOLWARDEN_EXEC_WORKSPACE_WRITABLE=true", "TOOLWARDEN_AUDIT_PATH=" + filepath.Join(audit, "audit.jsonl")}
-	asAccount := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env, cmd.Dir = env, ws
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		return cmd, nil
-	}
 	for _, backend := range []string{"runsc", "bwrap"} {
 		t.Run(backend, func(t *testing.T) {
 			tr := transport.NewStdioWithOptions(bin, append(env, "TOOLWARDEN_EXEC_BACKEND="+backend),
 				[]string{"serve", "--workspace", ws, "--allow", "run_script", "--approval", "run_script=allow"},
-				transport.WithCommandFunc(asAccount))
+				transport.WithCommandFunc(acct.commandIn(ws)))
 			c := connectAs(t, client.NewClient(tr, client.WithDiscoverTimeout(30*time.Second)), mcp.LATEST_PROTOCOL_VERSION)
-			runScriptsAs(t, c, ws, uid, gid, backend+"-rootless")
+			runScriptsAs(t, c, ws, acct.uid, acct.gid, backend+"-rootless")
 		})
 	}
 }

@@ -5,11 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -35,10 +31,7 @@ func TestVSCodeSandbox(t *testing.T) {
 	testenv.Root(t) // to start the server as another account
 	need := testenv.Need(t, SrtEnv, AccountEnv)
 	srtBin := need[0]
-	acct, err := user.Lookup(need[1])
-	require.NoError(t, err)
-	uid, _ := strconv.Atoi(acct.Uid)
-	gid, _ := strconv.Atoi(acct.Gid)
+	acct := lookupAccount(t, need[1])
 
 	base, err := os.MkdirTemp("", "toolwarden-srt-")
 	require.NoError(t, err)
@@ -51,10 +44,9 @@ func TestVSCodeSandbox(t *testing.T) {
 	tmp := filepath.Join(base, "vscode-tmp")
 	for _, d := range []string{home, ws, tmp} {
 		require.NoError(t, os.Mkdir(d, 0o700))
-		require.NoError(t, os.Chown(d, uid, gid))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("from the project\n"), 0o600))
-	require.NoError(t, os.Chown(filepath.Join(ws, "notes.txt"), uid, gid))
+	acct.chown(t, home, ws, tmp, filepath.Join(ws, "notes.txt"))
 	state := filepath.Join(home, ".local", "state", "toolwarden")
 
 	// settings is the file VS Code hands srt: its defaults merged with the
@@ -73,17 +65,12 @@ func TestVSCodeSandbox(t *testing.T) {
 		require.NoError(t, os.WriteFile(f, b, 0o644))
 		return f
 	}
-	env := []string{"HOME=" + home, "USER=" + acct.Username, "PATH=" + srtBin + ":/usr/bin:/bin", "TMPDIR=" + tmp}
+	env := []string{"HOME=" + home, "USER=" + acct.name, "PATH=" + srtBin + ":/usr/bin:/bin", "TMPDIR=" + tmp}
 	serverArgs := func(settingsFile string) []string {
 		return []string{"--settings", settingsFile, bin, "serve", "--workspace", ws,
 			"--allow", "run_script", "--approval", "run_script=allow", "--approval", "write_file=allow"}
 	}
-	asAccount := func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-		cmd := exec.CommandContext(ctx, command, args...)
-		cmd.Env, cmd.Dir = env, ws
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-		return cmd, nil
-	}
+	asAccount := acct.commandIn(ws)
 	connect := func(t *testing.T, settingsFile string) *client.Client {
 		tr := transport.NewStdioWithOptions(filepath.Join(srtBin, "srt"), env, serverArgs(settingsFile),
 			transport.WithCommandFunc(asAccount))
@@ -119,9 +106,7 @@ func TestVSCodeSandbox(t *testing.T) {
 	})
 
 	require.NoError(t, os.MkdirAll(state, 0o700))
-	for _, d := range []string{filepath.Join(home, ".local"), filepath.Join(home, ".local", "state"), state} {
-		require.NoError(t, os.Chown(d, uid, gid))
-	}
+	acct.chown(t, filepath.Join(home, ".local"), filepath.Join(home, ".local", "state"), state)
 
 	// The audit directory added to allowWrite: the file tools work, and
 	// run_script answers backend.unavailable naming the outer sandbox and

@@ -115,6 +115,9 @@ func TestTracesBinary(t *testing.T) {
 	require.NotEmpty(t, call["jsonrpc.request.id"], "the JSON-RPC ID of the request")
 	require.Regexp(t, `^\d{4}-\d{2}-\d{2}$`, call["mcp.protocol.version"])
 	require.Empty(t, call["error.type"])
+	// A call of the stateless 2026-07-28 protocol has no session, so no
+	// mcp.session.id.
+	require.NotContains(t, call, "mcp.session.id")
 
 	req.Params.Arguments = map[string]any{"path": "../outside.txt"}
 	req.Params.Meta = nil
@@ -126,4 +129,28 @@ func TestTracesBinary(t *testing.T) {
 		defer rcv.mu.Unlock()
 		return rcv.attrs["tools/call read_file"]["error.type"] == "tool_error"
 	}, 20*time.Second, 50*time.Millisecond, "a denied call's span has error.type tool_error")
+
+	// A 2025-11-25 session's call names it as its audit lines do: by the
+	// digest of the HTTP session ID, a credential never exported itself.
+	legacy, err := client.NewStreamableHttpClient(base+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer e2e-token-0123456789"}))
+	require.NoError(t, err)
+	connectAs(t, legacy, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	req.Params.Name, req.Params.Arguments = "list_directory", map[string]any{"path": "."}
+	res, err = legacy.CallTool(ctxT(t), req)
+	require.NoError(t, err)
+	require.False(t, res.IsError)
+	var session map[string]string
+	require.Eventually(t, func() bool {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		session = rcv.attrs["tools/call list_directory"]
+		return session != nil
+	}, 20*time.Second, 50*time.Millisecond, "the span reaches the OTLP endpoint")
+	require.Regexp(t, `^tw-[0-9a-f]{16}$`, session["mcp.session.id"])
+	require.Contains(t, auditText(t, auditPathOf(t, env)), `"session":"`+session["mcp.session.id"]+`"`)
+	sid := legacy.GetSessionId()
+	require.NotEmpty(t, sid)
+	for k, v := range session {
+		require.NotContains(t, v, sid, "%s holds the raw session ID", k)
+	}
 }

@@ -1,17 +1,15 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/guard"
+	"github.com/toolwarden/toolwarden/internal/testenv"
 )
 
 // digestOf is what the hostile upstream's envdigest tool reports for v.
@@ -105,21 +104,11 @@ func drainStderr(t *testing.T, c *client.Client) func() string {
 	t.Helper()
 	r, ok := client.GetStderr(c)
 	require.True(t, ok)
-	var mu sync.Mutex
-	var buf bytes.Buffer
+	var buf testenv.SyncBuffer
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b := make([]byte, 32<<10)
-		for {
-			n, err := r.Read(b)
-			mu.Lock()
-			buf.Write(b[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
+		_, _ = io.Copy(&buf, r)
 	}()
 	t.Cleanup(func() { c.Close(); <-done })
 	return func() string {
@@ -127,8 +116,6 @@ func drainStderr(t *testing.T, c *client.Client) func() string {
 		case <-done:
 		case <-time.After(time.Minute):
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return strings.Clone(buf.String())
+		return buf.String()
 	}
 }

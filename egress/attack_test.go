@@ -172,43 +172,64 @@ func TestAttackEchoCompressed(t *testing.T) {
 	a.checkServers(t)
 }
 
-// TestAttackEchoInTrailer: the value echoed in a response trailer (a
-// header sent after the body) never reaches the sandbox.
-func TestAttackEchoInTrailer(t *testing.T) {
-	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Trailer", "X-Echo")
-		w.WriteHeader(200)
-		fmt.Fprint(w, "ok")
-		w.(http.Flusher).Flush()
-		w.Header().Set("X-Echo", r.Header.Get("Authorization"))
-	}, egress.Limits{})
-	tc, err := a.brokeredTLS(t)
-	require.NoError(t, err)
-	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: api.test:%s\r\nAuthorization: %s\r\nTE: trailers\r\nConnection: close\r\n\r\n", a.port, placeholder)
-	all, _ := io.ReadAll(tc) // everything the sandbox receives, raw
-	noValue(t, string(all))
-	a.checkServers(t)
-}
-
-// TestAttackEchoInStatus: a server reflecting the value into its status
-// line's reason phrase (which may hold spaces) is refused.
-func TestAttackEchoInStatus(t *testing.T) {
-	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {
-		conn, bw, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		fmt.Fprintf(bw, "HTTP/1.1 200 %s\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", r.Header.Get("Authorization"))
-		bw.Flush()
-	}, egress.Limits{})
-	tc, err := a.brokeredTLS(t)
-	require.NoError(t, err)
-	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: api.test:%s\r\nAuthorization: %s\r\nConnection: close\r\n\r\n", a.port, placeholder)
-	all, _ := io.ReadAll(tc)
-	noValue(t, string(all))
-	require.Contains(t, string(all), "in its status line")
-	a.checkServers(t)
+// TestAttackEchoRaw: a server echoing the value back, read raw as the
+// sandbox receives it, in each way a response can carry it: the value
+// never reaches the sandbox.
+func TestAttackEchoRaw(t *testing.T) {
+	tests := []struct {
+		name  string
+		echo  http.HandlerFunc
+		extra string // request headers beside Host and Authorization
+		check func(t *testing.T, all string)
+	}{
+		// In a response trailer (a header sent after the body).
+		{"in a trailer", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Trailer", "X-Echo")
+			w.WriteHeader(200)
+			fmt.Fprint(w, "ok")
+			w.(http.Flusher).Flush()
+			w.Header().Set("X-Echo", r.Header.Get("Authorization"))
+		}, "TE: trailers\r\n", nil},
+		// In the status line's reason phrase (which may hold spaces):
+		// refused.
+		{"in the status line", func(w http.ResponseWriter, r *http.Request) {
+			conn, bw, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			fmt.Fprintf(bw, "HTTP/1.1 200 %s\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", r.Header.Get("Authorization"))
+			bw.Flush()
+		}, "", func(t *testing.T, all string) {
+			require.Contains(t, all, "in its status line")
+		}},
+		// One flushed byte at a time (each its own chunk): still cut
+		// before any of it passes a whole match, and no prefix long
+		// enough to matter is handed on.
+		{"byte by byte", func(w http.ResponseWriter, r *http.Request) {
+			v := r.Header.Get("Authorization")
+			for i := range len(v) {
+				io.WriteString(w, v[i:i+1])
+				w.(http.Flusher).Flush()
+			}
+		}, "", func(t *testing.T, all string) {
+			require.NotContains(t, all, realToken[:len(realToken)-1], "all but the last byte passed")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := newAttackRig(t, tt.echo, egress.Limits{})
+			tc, err := a.brokeredTLS(t)
+			require.NoError(t, err)
+			fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: api.test:%s\r\nAuthorization: %s\r\n%sConnection: close\r\n\r\n", a.port, placeholder, tt.extra)
+			all, _ := io.ReadAll(tc) // everything the sandbox receives, raw
+			noValue(t, string(all))
+			if tt.check != nil {
+				tt.check(t, string(all))
+			}
+			a.checkServers(t)
+		})
+	}
 }
 
 // TestAttackPipelinedToAnotherHost: two requests in one write through a
@@ -396,27 +417,21 @@ func TestAttackAddressSpellings(t *testing.T) {
 			return nil, errors.New("dialled")
 		},
 	})
-	for _, host := range []string{"compat", "siit", "loop"} {
-		t.Run(host, func(t *testing.T) {
-			_, _, resp := r.raw(t, "CONNECT "+host+".example.com:443 HTTP/1.1\r\n\r\n")
+	tests := []struct{ name, target, rule string }{
+		{"compat", "compat.example.com:443", "exec.network.allow"},
+		{"siit", "siit.example.com:443", "exec.network.allow"},
+		{"loop", "loop.example.com:443", "exec.network.allow"},
+		{"64-byte label", strings.Repeat("a", 64) + ".example.com:443", "egress.target"},
+		{"254-byte name", strings.Repeat("a.", 130) + "example.com:443", "egress.target"},
+		{"a head past 64 KiB", strings.Repeat("a", 70<<10) + ".example.com:443", "egress.method"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, resp := r.raw(t, "CONNECT "+tt.target+" HTTP/1.1\r\n\r\n")
 			require.Equal(t, http.StatusForbidden, resp.StatusCode)
-			require.Contains(t, body(t, resp), "(exec.network.allow)")
+			require.Contains(t, body(t, resp), "("+tt.rule+")")
 		})
 	}
-	long := strings.Repeat("a", 64) + ".example.com:443"
-	many := strings.Repeat("a.", 130) + "example.com:443"
-	for name, target := range map[string]string{"64-byte label": long, "254-byte name": many} {
-		t.Run(name, func(t *testing.T) {
-			_, _, resp := r.raw(t, "CONNECT "+target+" HTTP/1.1\r\n\r\n")
-			require.Equal(t, http.StatusForbidden, resp.StatusCode)
-			require.Contains(t, body(t, resp), "(egress.target)")
-		})
-	}
-	t.Run("a head past 64 KiB", func(t *testing.T) {
-		_, _, resp := r.raw(t, "CONNECT "+strings.Repeat("a", 70<<10)+".example.com:443 HTTP/1.1\r\n\r\n")
-		require.Equal(t, http.StatusForbidden, resp.StatusCode)
-		require.Contains(t, body(t, resp), "(egress.method)")
-	})
 }
 
 // TestAttackSplitClientHello: a ClientHello sent a byte at a time is
@@ -454,25 +469,6 @@ func (b byteWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
-}
-
-// TestAttackEchoByteByByte: the value echoed one flushed byte at a time
-// (each its own chunk) is still cut before any of it passes a whole
-// match, and no prefix long enough to matter is handed on.
-func TestAttackEchoByteByByte(t *testing.T) {
-	a := newAttackRig(t, func(w http.ResponseWriter, r *http.Request) {
-		v := r.Header.Get("Authorization")
-		for i := range len(v) {
-			io.WriteString(w, v[i:i+1])
-			w.(http.Flusher).Flush()
-		}
-	}, egress.Limits{})
-	tc, err := a.brokeredTLS(t)
-	require.NoError(t, err)
-	fmt.Fprintf(tc, "GET / HTTP/1.1\r\nHost: api.test:%s\r\nAuthorization: %s\r\nConnection: close\r\n\r\n", a.port, placeholder)
-	all, _ := io.ReadAll(tc)
-	noValue(t, string(all))
-	require.NotContains(t, string(all), realToken[:len(realToken)-1], "all but the last byte passed")
 }
 
 // TestAttackPlainPipelined: plain http serves one request per

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
@@ -192,14 +196,67 @@ func TestNotBrokeredIsUntouched(t *testing.T) {
 	require.False(t, ev.CredentialInjected)
 }
 
-// TestPolicyNeedsTheValue: a credential whose variable is unset stops the
-// policy, naming the key and never a value.
+// TestPolicyNeedsTheValue: a credential whose value is missing, unfit
+// for a header, or in a file others may read stops the policy, naming the
+// key and never a value. A FIFO is refused at once, not waited on.
 func TestPolicyNeedsTheValue(t *testing.T) {
-	n := configs.Network{Allow: []string{"api.test:443"}, Credentials: []configs.Credential{
-		{Host: "api.test", Header: "Authorization", ValueEnv: "GITHUB_TOKEN", Placeholder: placeholder}}}
-	_, err := egress.NewPolicy("upstreams[0].network", n, func(string) string { return "" })
-	require.EqualError(t, err, "upstreams[0].network.credentials[0].value_env: the variable GITHUB_TOKEN is not set")
-	_, err = egress.NewPolicy("exec.network", n, func(string) string { return "a\r\nX-Injected: 1" })
-	require.ErrorContains(t, err, "exec.network.credentials[0]: the value is empty or holds a line break")
-	require.NotContains(t, err.Error(), "X-Injected")
+	dir := t.TempDir()
+	private := writeValue(t, dir, "private", realToken+"\n", 0o600)
+	open := writeValue(t, dir, "open", realToken+"\n", 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	fromEnv := configs.Credential{Host: "api.test", Header: "Authorization", ValueEnv: "GITHUB_TOKEN", Placeholder: placeholder}
+	fromFile := func(path string) configs.Credential {
+		c := fromEnv
+		c.ValueEnv, c.ValueFile = "", path
+		return c
+	}
+	tests := []struct {
+		name, key, env string
+		cred           configs.Credential
+		want           string // "" when the policy compiles
+	}{
+		{"unset variable", "upstreams[0].network", "", fromEnv,
+			"upstreams[0].network.credentials[0].value_env: the variable GITHUB_TOKEN is not set"},
+		{"line break in the variable", "exec.network", "a\r\nX-Injected: 1", fromEnv,
+			"exec.network.credentials[0]: the value is empty or holds a line break"},
+		{"private file", "exec.network", "", fromFile(private), ""},
+		{"file others may read", "exec.network", "", fromFile(open),
+			"exec.network.credentials[0].value_file: " + open + " has mode 0644: a secret file must be 0600 or stricter"},
+		{"FIFO", "tools[1].network", "", fromFile(fifo),
+			"tools[1].network.credentials[0].value_file: " + fifo + " is not a regular file"},
+		{"missing file", "exec.network", "", fromFile(filepath.Join(dir, "none")),
+			"exec.network.credentials[0].value_file: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := configs.Network{Allow: []string{"api.test:443"}, Credentials: []configs.Credential{tt.cred}}
+			done := make(chan error, 1)
+			go func() {
+				_, err := egress.NewPolicy(tt.key, n, func(string) string { return tt.env })
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute):
+				t.Fatal("NewPolicy blocked reading the value")
+			}
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.want)
+			require.NotContains(t, err.Error(), "X-Injected")
+			require.NotContains(t, err.Error(), "real-secret")
+		})
+	}
+}
+
+func writeValue(t *testing.T, dir, name, value string, mode os.FileMode) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(value), mode))
+	require.NoError(t, os.Chmod(p, mode)) // past the umask
+	return p
 }

@@ -4,7 +4,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/netip"
-	"os"
 	"strings"
 
 	"github.com/toolwarden/toolwarden/configs"
@@ -86,11 +85,12 @@ func credentialValue(rule string, c configs.Credential, getenv func(string) stri
 			return "", fmt.Errorf("%s.value_env: the variable %s is not set", rule, c.ValueEnv)
 		}
 	} else {
-		data, err := os.ReadFile(c.ValueFile)
-		if err != nil {
-			return "", fmt.Errorf("%s.value_file: cannot read %s", rule, c.ValueFile)
+		// Read as every *_file secret is: a regular file of mode 0600 or
+		// stricter, opened without waiting (a FIFO is refused).
+		var err error
+		if v, err = configs.ReadSecretFile(c.ValueFile); err != nil {
+			return "", fmt.Errorf("%s.value_file: %w", rule, err)
 		}
-		v = strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
 	}
 	if v == "" || strings.ContainsAny(v, "\r\n\x00") {
 		return "", fmt.Errorf("%s: the value is empty or holds a line break or NUL, which no header may carry", rule)

@@ -115,21 +115,21 @@ func TestRefusedTargets(t *testing.T) {
 	}
 	require.Zero(t, dialled.Load(), "a refused target is never dialled")
 
-	t.Run("plain http, octal", func(t *testing.T) {
-		_, _, resp := r.raw(t, "GET http://0177.0.0.1:"+port+"/ HTTP/1.1\r\nHost: 0177.0.0.1:"+port+"\r\n\r\n")
-		require.Equal(t, http.StatusForbidden, resp.StatusCode)
-		require.Contains(t, body(t, resp), "(egress.target)")
-	})
-	t.Run("plain http, userinfo", func(t *testing.T) {
-		_, _, resp := r.raw(t, "GET http://localhost:"+port+"@evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n")
-		require.Equal(t, http.StatusForbidden, resp.StatusCode)
-		require.Contains(t, body(t, resp), "userinfo or percent-encoding")
-	})
-	t.Run("origin-form request", func(t *testing.T) {
-		_, _, resp := r.raw(t, "GET / HTTP/1.1\r\nHost: localhost:"+port+"\r\n\r\n")
-		require.Equal(t, http.StatusForbidden, resp.StatusCode)
-		require.Contains(t, body(t, resp), "(egress.method)")
-	})
+	// The same for plain http's absolute-URI requests, and a request
+	// that names no target at all.
+	plain := []struct{ name, head, want string }{
+		{"plain http, octal", "GET http://0177.0.0.1:" + port + "/ HTTP/1.1\r\nHost: 0177.0.0.1:" + port + "\r\n\r\n", "(egress.target)"},
+		{"plain http, userinfo", "GET http://localhost:" + port + "@evil.test/ HTTP/1.1\r\nHost: evil.test\r\n\r\n", "userinfo or percent-encoding"},
+		{"origin-form request", "GET / HTTP/1.1\r\nHost: localhost:" + port + "\r\n\r\n", "(egress.method)"},
+	}
+	for _, tt := range plain {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, resp := r.raw(t, tt.head)
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+			require.Contains(t, body(t, resp), tt.want)
+		})
+	}
+	require.Zero(t, dialled.Load(), "a refused request is never dialled")
 }
 
 // TestNameCheckedIsNameDialled: the proxy looks a name up once and

@@ -165,9 +165,18 @@ var errNotObject = toolerr.New(toolerr.InvalidSchema, "", "arguments must be an 
 // no session and share "anonymous" (limits are counted per identity, not
 // per session).
 func sessionID(ctx context.Context) string {
+	if id := knownSession(ctx); id != "" {
+		return id
+	}
+	return "anonymous"
+}
+
+// knownSession is the call's session as sessionID names it, or "" for a
+// call of no session.
+func knownSession(ctx context.Context) string {
 	cs := server.ClientSessionFromContext(ctx)
 	if cs == nil || cs.SessionID() == "" {
-		return "anonymous"
+		return ""
 	}
 	id := cs.SessionID()
 	if id == "stdio" || strings.HasPrefix(id, "inprocess-") {

@@ -77,7 +77,7 @@ func tracedCall(next server.ToolHandlerFunc) server.ToolHandlerFunc {
 			meta = req.Params.Meta.AdditionalFields
 		}
 		ctx, span := tracing.StartCall(ctx, tracing.Call{Tool: req.Params.Name, RequestID: tracing.RequestID(ctx),
-			ProtocolVersion: server.RequestProtocolVersion(ctx), Meta: meta})
+			ProtocolVersion: server.RequestProtocolVersion(ctx), SessionID: knownSession(ctx), Meta: meta})
 		res, err := next(ctx, req)
 		code := ""
 		isError := res != nil && res.IsError

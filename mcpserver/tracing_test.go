@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/internal/tracing"
 	"github.com/toolwarden/toolwarden/mcpserver"
+	"github.com/toolwarden/toolwarden/mcpserver/httpserve"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -122,6 +124,37 @@ func TestCallSpanUnderHTTPTraceparent(t *testing.T) {
 	call := spansByName(exp)["tools/call read_file"]
 	require.Equal(t, remoteTrace, call.SpanContext.TraceID().String())
 	require.Equal(t, remoteSpan, call.Parent.SpanID().String())
+
+	// An HTTP session ID is a credential: the span names the session by
+	// the digest the audit log uses, never by the ID itself.
+	sid := c.GetSessionId()
+	require.NotEmpty(t, sid)
+	require.Contains(t, call.Attributes, attribute.String("mcp.session.id", httpserve.SessionDigest(sid)))
+	for _, a := range call.Attributes {
+		require.NotContains(t, a.Value.String(), sid, "%s holds the raw session ID", a.Key)
+	}
+}
+
+// The call's span names its session (mcp.session.id), as the audit
+// line of the call does.
+func TestCallSpanNamesTheSession(t *testing.T) {
+	exp := recordSpans(t)
+	f := newFixture(t)
+	c := inProcess(t, f.server(t))
+	require.False(t, tracedCall(t, c, "read_file", map[string]any{"path": "hello.txt"}, nil).IsError)
+	got := map[string]string{}
+	for _, a := range spansByName(exp)["tools/call read_file"].Attributes {
+		got[string(a.Key)] = a.Value.String()
+	}
+	require.True(t, strings.HasPrefix(got["mcp.session.id"], "inprocess-"), "mcp.session.id: %q", got["mcp.session.id"])
+	lines := 0
+	for _, e := range verifiedEntries(t, f.auditPath) {
+		if e.Tool == "read_file" {
+			lines++
+			require.Equal(t, got["mcp.session.id"], e.Session, "the span and the call's audit lines name one session")
+		}
+	}
+	require.NotZero(t, lines)
 }
 
 // A graph tool's Neo4j transaction is a span under the handler's

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
@@ -28,6 +29,8 @@ func families(t *testing.T) map[string]bool {
 	m.Observe(guard.Event{Entry: audit.Entry{Tool: "read_file"}, Err: os.ErrClosed})
 	_, _ = m.Runner(fakeRunner{}).Run(t.Context(), sandbox.Request{})
 	m.HTTP(http.NotFoundHandler()).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/", nil))
+	m.ObserveCall("read_file", "2025-11-25", false, nil, time.Millisecond)
+	m.Egress("pypi.org", true, "", 1, 1)
 	fams, err := m.Registry().Gather()
 	require.NoError(t, err)
 	out := map[string]bool{}
@@ -37,7 +40,15 @@ func families(t *testing.T) map[string]bool {
 	return out
 }
 
-var metricName = regexp.MustCompile(`toolwarden_[a-z_]+`)
+// metricName matches toolwarden's own metrics and the MCP semantic
+// conventions' (mcp.server.operation.duration as Prometheus names it).
+var metricName = regexp.MustCompile(`(?:toolwarden|mcp_server)_[a-z_]+`)
+
+// servedHere says whether name is one of toolwarden's metric families
+// (its own or the conventions'), which the dashboard must show.
+func servedHere(name string) bool {
+	return strings.HasPrefix(name, Namespace+"_") || strings.HasPrefix(name, "mcp_server_")
+}
 
 // checkNames requires every toolwarden metric expr names to be served
 // (a histogram's _bucket, _sum and _count series included).
@@ -132,7 +143,7 @@ func TestShippedDashboard(t *testing.T) {
 		}
 	}
 	for name := range have {
-		if strings.HasPrefix(name, Namespace+"_") {
+		if servedHere(name) {
 			require.True(t, used[name], "the dashboard shows no panel of %s", name)
 		}
 	}

@@ -88,13 +88,17 @@ func End(span trace.Span, outcome, code string) {
 // Call is what the span of one tools/call names, after the
 // OpenTelemetry MCP semantic conventions: the tool (gen_ai.tool.name),
 // the JSON-RPC request ID (jsonrpc.request.id), the protocol version in
-// effect (mcp.protocol.version), and the request's _meta, whose trace
-// context is the span's parent.
+// effect (mcp.protocol.version), the session (mcp.session.id), and the
+// request's _meta, whose trace context is the span's parent.
 type Call struct {
 	Tool            string
 	RequestID       any
 	ProtocolVersion string
-	Meta            map[string]any
+	// SessionID is the session as the audit log names it (a digest of an
+	// HTTP session ID, which is a credential); "" for a call of no
+	// session, which then has no mcp.session.id.
+	SessionID string
+	Meta      map[string]any
 }
 
 // StartCall begins the span of one tools/call, named "tools/call <tool>"
@@ -116,6 +120,9 @@ func StartCall(ctx context.Context, c Call) (context.Context, trace.Span) {
 	}
 	if c.ProtocolVersion != "" {
 		attrs = append(attrs, attribute.String("mcp.protocol.version", c.ProtocolVersion))
+	}
+	if c.SessionID != "" {
+		attrs = append(attrs, attribute.String("mcp.session.id", c.SessionID))
 	}
 	return s.tracer.Start(ctx, "tools/call "+c.Tool, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
 }

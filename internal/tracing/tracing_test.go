@@ -48,11 +48,14 @@ func TestStartCallTakesTheParentFromMeta(t *testing.T) {
 	require.Equal(t, trace.SpanKindServer, call.SpanKind)
 	require.Equal(t, codes.Error, call.Status.Code)
 	require.Equal(t, call.SpanContext.SpanID(), spans[0].Parent.SpanID(), "the decision is the call's child")
+	for _, a := range call.Attributes {
+		require.NotEqual(t, "mcp.session.id", string(a.Key), "a call of no session names none")
+	}
 }
 
 // The call's span carries the OpenTelemetry MCP semantic conventions'
 // attributes: the method, tool, JSON-RPC request ID (a number as JSON
-// decodes it, or a string), protocol version, and error.type tool_error
+// decodes it, or a string), protocol version, session, and error.type tool_error
 // for an isError result, _OTHER for a JSON-RPC error.
 func TestCallSpanSemanticConventions(t *testing.T) {
 	tests := []struct {
@@ -70,7 +73,7 @@ func TestCallSpanSemanticConventions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			exp := record(t)
-			_, span := StartCall(context.Background(), Call{Tool: "read_file", RequestID: tt.id, ProtocolVersion: "2025-11-25"})
+			_, span := StartCall(context.Background(), Call{Tool: "read_file", RequestID: tt.id, ProtocolVersion: "2025-11-25", SessionID: "stdio"})
 			code := ""
 			if tt.isError {
 				code = "denied.policy"
@@ -86,6 +89,7 @@ func TestCallSpanSemanticConventions(t *testing.T) {
 			require.Equal(t, "execute_tool", attrs["gen_ai.operation.name"])
 			require.Equal(t, tt.wantID, attrs["jsonrpc.request.id"])
 			require.Equal(t, "2025-11-25", attrs["mcp.protocol.version"])
+			require.Equal(t, "stdio", attrs["mcp.session.id"])
 			require.Equal(t, tt.errType, attrs["error.type"])
 			if tt.errType != "" {
 				require.Equal(t, codes.Error, s.Status.Code)
