@@ -242,5 +242,5 @@ func isAnswer(p []byte) bool {
 		return false
 	}
 	n := idLength(rest)
-	return n > 0 && (bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], []byte(`,"error":`)))
+	return n > 0 && (bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], errorMember))
 }

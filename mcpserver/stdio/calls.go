@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -113,15 +114,31 @@ func (c *toolCalls) close() {
 // answer has mcp-go answer req and writes the answer, unless a stand-in
 // answered it already.
 func (c *toolCalls) answer(ctx context.Context, req json.RawMessage) {
-	related, written := c.relate(ctx)
+	withSlot, rpc := rpcerr.WithSlot(ctx)
+	related, written := c.relate(withSlot)
 	msg := c.handle(related, req)
 	written() // the call's notifications go before its answer (related.go)
 	if turn, ok := ctx.(*Turn); ok && turn.took.Load() {
 		return
 	}
 	if msg != nil {
-		c.write(msg)
+		c.write(withError(msg, rpc()))
 	}
+}
+
+// withError is msg, an answer, with e in place of its result or error
+// when the handler chose e (rpcerr.Answer).
+func withError(msg mcp.JSONRPCMessage, e *rpcerr.Error) mcp.JSONRPCMessage {
+	if e == nil {
+		return msg
+	}
+	switch m := msg.(type) {
+	case mcp.JSONRPCResponse:
+		return mcp.NewJSONRPCError(m.ID, e.Code, e.Message, e.Data)
+	case mcp.JSONRPCError:
+		return mcp.NewJSONRPCError(m.ID, e.Code, e.Message, e.Data)
+	}
+	return msg
 }
 
 // write writes msg, one answer.
