@@ -71,16 +71,7 @@ var conformanceNotOverStdio = map[string]string{
 // conformanceGaps are applicable scenarios toolwarden does not pass yet,
 // with what is missing; the test fails when one passes, so the list
 // shrinks as they are done.
-var conformanceGaps = map[string]string{
-	"server-stateless": "needs the suite's diagnostic tools test_missing_capability, test_streaming_elicitation, test_logging_tool in the profile",
-}
-
-func init() {
-	for _, s := range []string{"basic-elicitation", "basic-sampling", "basic-list-roots", "request-state", "multiple-input-requests",
-		"multi-round", "non-tool-request", "result-type", "tampered-state", "capability-check"} {
-		conformanceGaps["input-required-result-"+s] = "needs the suite's input_required (SEP-2322, multi round-trip) fixture tools in the profile"
-	}
-}
+var conformanceGaps = map[string]string{}
 
 // TestConformance runs the official MCP conformance suite's server
 // scenarios against a binary built with the conformance tag (its fixture
