@@ -4,12 +4,7 @@ package conformance
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,46 +23,6 @@ import (
 // stateRule names the rule a requestState that fails its check breaks.
 const stateRule = "mrtr.request_state"
 
-// stateKey signs the requestStates this process hands out, so that a
-// client cannot forge or alter one (the suite's tampered-state scenario).
-var stateKey = func() []byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k) // never fails (crypto/rand)
-	return k
-}()
-
-// signState is the requestState of round of tool: the two in clear and
-// their HMAC.
-func signState(tool string, round int) string {
-	payload := tool + "/" + strconv.Itoa(round)
-	return payload + "." + base64.RawURLEncoding.EncodeToString(stateMAC(payload))
-}
-
-func stateMAC(payload string) []byte {
-	m := hmac.New(sha256.New, stateKey)
-	m.Write([]byte(payload))
-	return m.Sum(nil)
-}
-
-// checkState returns the round state says tool is at: 0 for no state, an
-// error for a state this process did not sign for tool.
-func checkState(tool, state string) (int, error) {
-	if state == "" {
-		return 0, nil
-	}
-	payload, sig, ok := strings.Cut(state, ".")
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
-	if !ok || err != nil || !hmac.Equal(mac, stateMAC(payload)) {
-		return 0, fmt.Errorf("requestState failed its integrity check: send back the requestState the server returned, unchanged")
-	}
-	name, round, _ := strings.Cut(payload, "/")
-	n, err := strconv.Atoi(round)
-	if name != tool || err != nil {
-		return 0, fmt.Errorf("requestState was issued for another call than %s", tool)
-	}
-	return n, nil
-}
-
 // stateful wraps a fixture's handler with the state check: a state that
 // fails it answers the call with a JSON-RPC invalid-params error naming
 // stateRule (a tool error where the transport offers no such answer).
@@ -83,7 +38,7 @@ func stateful(name string, h func(context.Context, mcp.CallToolRequest, int) (*m
 	}
 }
 
-func askName(id, message string) mcp.ElicitationParams {
+func askName(message string) mcp.ElicitationParams {
 	return mcp.ElicitationParams{Mode: "form", Message: message, RequestedSchema: map[string]any{
 		"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}}}
 }
@@ -143,7 +98,7 @@ func mrtrTools() []tools.Tool {
 						return mcp.NewToolResultText("Hello, " + name + "!"), nil
 					}
 				}
-				return server.NewInputRequestBuilder("").Elicit("user_name", askName("user_name", "What is your name?")).ToolResult(), nil
+				return server.NewInputRequestBuilder("").Elicit("user_name", askName("What is your name?")).ToolResult(), nil
 			}),
 		tool("test_input_required_result_sampling", "Tests an input_required result asking for one sampling (SEP-2322)",
 			func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -193,7 +148,7 @@ func mrtrTools() []tools.Tool {
 					return mcp.NewToolResultText(fmt.Sprintf("Name: %s; greeting: %s; roots: %d", name, greeting, len(roots.Roots))), nil
 				}
 				return server.NewInputRequestBuilder(signState("test_input_required_result_multiple_inputs", 1)).
-					Elicit("user_name", askName("user_name", "What is your name?")).
+					Elicit("user_name", askName("What is your name?")).
 					Sample("greeting", askSample("Generate a greeting", 50)).
 					Roots("client_roots").ToolResult(), nil
 			})),
@@ -210,7 +165,7 @@ func mrtrTools() []tools.Tool {
 							"type": "object", "properties": map[string]any{"color": map[string]any{"type": "string"}}, "required": []string{"color"}}}).
 						ToolResult(), nil
 				}
-				return server.NewInputRequestBuilder(signState(name, 1)).Elicit("step1", askName("step1", "Step 1: What is your name?")).ToolResult(), nil
+				return server.NewInputRequestBuilder(signState(name, 1)).Elicit("step1", askName("Step 1: What is your name?")).ToolResult(), nil
 			})),
 		tool("test_input_required_result_capabilities", "Tests that input requests go only to capabilities the client declared (SEP-2322)",
 			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -225,7 +180,7 @@ func mrtrTools() []tools.Tool {
 					asked = true
 				}
 				if caps != nil && caps.Elicitation != nil {
-					b.Elicit("user_name", askName("user_name", "What is your name?"))
+					b.Elicit("user_name", askName("What is your name?"))
 					asked = true
 				}
 				if caps != nil && caps.Roots != nil {
@@ -259,7 +214,7 @@ func mrtrTools() []tools.Tool {
 				if c := accepted(req.Params.InputResponses, "user_name"); c != nil {
 					return mcp.NewToolResultText(fmt.Sprintf("Hello, %v!", c["name"])), nil
 				}
-				return server.NewInputRequestBuilder("").Elicit("user_name", askName("user_name", "What is your name?")).ToolResult(), nil
+				return server.NewInputRequestBuilder("").Elicit("user_name", askName("What is your name?")).ToolResult(), nil
 			}),
 		tool("test_logging_tool", "Tests that log messages reach only a client that asked for a log level (SEP-2575)", withLogging),
 	}
