@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/internal/rpcerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
@@ -30,12 +31,23 @@ func stateful(name string, h func(context.Context, mcp.CallToolRequest, int) (*m
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		round, err := checkState(name, req.Params.RequestState)
 		if err != nil {
-			e := rpcerr.Invalid(stateRule, err.Error())
-			rpcerr.Answer(ctx, e)
-			return mcp.NewToolResultError(e.Message), nil
+			return refuse(ctx, rpcerr.Invalid(stateRule, err.Error()), stateRule,
+				"Retry with the requestState of the server's last input_required result, unchanged, or call again without one.")
 		}
 		return h(ctx, req, round)
 	}
+}
+
+// capabilityRule names the rule a call that needs an undeclared client
+// capability breaks.
+const capabilityRule = "mcp.client_capabilities"
+
+// refuse answers the call with e where the transport offers that
+// (rpcerr.Answer); the guard audits, and a transport that does not
+// answers, the tool error naming rule.
+func refuse(ctx context.Context, e *rpcerr.Error, rule, hint string) (*mcp.CallToolResult, error) {
+	rpcerr.Answer(ctx, e)
+	return nil, toolerr.New(toolerr.InvalidArgument, hint, "%s", e.Message).WithRule(rule)
 }
 
 func askName(message string) mcp.ElicitationParams {
@@ -195,9 +207,7 @@ func mrtrTools() []tools.Tool {
 		tool("test_missing_capability", "Tests the MissingRequiredClientCapabilityError of a call that needs sampling (SEP-2575)",
 			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if caps := clientCaps(ctx); caps == nil || caps.Sampling == nil {
-					e := rpcerr.MissingCapability("sampling")
-					rpcerr.Answer(ctx, e)
-					return mcp.NewToolResultError(e.Message), nil
+					return refuse(ctx, rpcerr.MissingCapability("sampling"), capabilityRule, "Declare sampling in the client's capabilities.")
 				}
 				if text, ok := sampledText(req.Params.InputResponses, "sample"); ok {
 					return mcp.NewToolResultText("LLM response: " + text), nil
@@ -207,9 +217,7 @@ func mrtrTools() []tools.Tool {
 		tool("test_streaming_elicitation", "Tests that a call needing input answers with an input_required result, not a request on its stream (SEP-2575)",
 			func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				if caps := clientCaps(ctx); caps == nil || caps.Elicitation == nil {
-					e := rpcerr.MissingCapability("elicitation")
-					rpcerr.Answer(ctx, e)
-					return mcp.NewToolResultError(e.Message), nil
+					return refuse(ctx, rpcerr.MissingCapability("elicitation"), capabilityRule, "Declare elicitation in the client's capabilities.")
 				}
 				if c := accepted(req.Params.InputResponses, "user_name"); c != nil {
 					return mcp.NewToolResultText(fmt.Sprintf("Hello, %v!", c["name"])), nil
