@@ -66,12 +66,12 @@ var conformanceNotApplicable = map[string]string{
 var conformanceNotOverStdio = map[string]string{
 	"dns-rebinding-protection": "tests the HTTP listener's Host and Origin checks; a stdio server has no listener",
 	"http-header-validation":   "pending in the suite, unscored: tests the Mcp-Method and Mcp-Name HTTP headers, which stdio does not carry",
-	// Its JSON-RPC checks pass over streamable HTTP. Over stdio two of them
-	// see behaviour of the stdio transport (issue 38): a server/discover
-	// without _meta is taken for a request of an earlier revision (-32601,
-	// not -32602), and the acknowledgement of a subscriptions/listen that
-	// subscribes to nothing comes after its answer, where the front drops it.
-	"server-stateless": "tests the stateless streamable HTTP binding (SEP-2575): 11 of its checks are HTTP statuses (400, 404) and the " +
+	// Its JSON-RPC checks pass over streamable HTTP. Over stdio two of
+	// them see the stdio transport differ: a server/discover whose _meta
+	// lacks the protocol version is taken for a request of an earlier
+	// revision (-32601, not -32602), as stdio has no header to say
+	// otherwise.
+	"server-stateless": "tests the stateless streamable HTTP binding (SEP-2575): 12 of its checks are HTTP statuses (400, 404) and the " +
 		"MCP-Protocol-Version header checked against _meta (-32020), which a stdio server never sees",
 }
 

@@ -43,6 +43,8 @@ type toolCalls struct {
 	// wg counts the workers' places: a worker that hands its place to a
 	// stand-in's new worker leaves it counted.
 	wg sync.WaitGroup
+	// listens counts the subscriptions/listen requests being served.
+	listens sync.WaitGroup
 }
 
 // queuedCall is a tools/call request and its id as sent.
@@ -87,6 +89,20 @@ func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value) {
 	}
 }
 
+// listen serves a subscriptions/listen request on a goroutine of its own
+// (it holds until cancelled or the input ends) as a call is served: its
+// acknowledgement goes to the request's own session, and so is written
+// before its answer. mcp-go's stdio server wrote the two from two
+// goroutines, and a listen answered at once (it subscribed to nothing the
+// server offers) sometimes had its acknowledgement second.
+func (c *toolCalls) listen(req json.RawMessage) {
+	c.listens.Add(1)
+	go func() {
+		defer c.listens.Done()
+		c.answer(c.ctx, req)
+	}()
+}
+
 // work serves queued calls until the queue closes, or until a stand-in
 // has taken this worker's place.
 func (c *toolCalls) work() {
@@ -109,6 +125,7 @@ func (c *toolCalls) close() {
 	c.cancel()
 	close(c.queue)
 	c.wg.Wait()
+	c.listens.Wait()
 }
 
 // answer has mcp-go answer req and writes the answer, unless a stand-in

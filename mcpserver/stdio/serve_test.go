@@ -137,3 +137,43 @@ func TestHandlersOwnError(t *testing.T) {
 	require.JSONEq(t, `{"requiredCapabilities":{"sampling":{}}}`, string(got.Error.Data))
 	require.Contains(t, answers["2"][0], "hello from toolwarden")
 }
+
+// TestListenAcknowledgedFirst: a 2026-07-28 subscriptions/listen's
+// acknowledgement is written before its answer, also when the listen
+// subscribes to nothing the server offers and is answered at once.
+// mcp-go's stdio server wrote the two from two goroutines, and the
+// acknowledgement sometimes came second.
+func TestListenAcknowledgedFirst(t *testing.T) {
+	const listens = 200
+	var in strings.Builder
+	for i := range listens {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", i)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, stdio.Serve(ctx, bareServer(), strings.NewReader(in.String()), &out, os.Stderr))
+	acked := map[string]bool{}
+	answered := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		switch {
+		case m.Method == "notifications/subscriptions/acknowledged":
+			acked[string(m.Params.Meta["io.modelcontextprotocol/subscriptionId"])] = true
+		case m.ID != nil:
+			require.NotNil(t, m.Result, line)
+			require.True(t, acked[string(m.ID)], "listen %s answered before its acknowledgement", m.ID)
+			answered++
+		}
+	}
+	require.Equal(t, listens, answered)
+}
