@@ -14,7 +14,7 @@ const module = "github.com/toolwarden/toolwarden/"
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
 var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
-	"internal/strictjson", "internal/money", "internal/outersandbox"}
+	"internal/strictjson", "internal/money", "internal/outersandbox", "internal/rpcerr"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
@@ -43,7 +43,7 @@ var mayImport = map[string][]string{
 	"mcpserver/internal/wire": {"internal/structured"},
 	// The stdio transport: hands requests to mcp-go's server, never to
 	// mcpserver, which builds that server and imports the transport.
-	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire"},
+	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire", "internal/rpcerr"},
 	// The HTTP transports (streamable, legacy SSE), likewise: the server
 	// is handed to it as mcp-go's server and a few hooks.
 	"mcpserver/httpserve": with(leaves, "configs", "internal/jsonrpcstrict", "internal/oauth", "internal/tracing",
@@ -109,6 +109,8 @@ var mayImport = map[string][]string{
 	"internal/strictjson": nil,
 	// The sandbox around the server, for error messages.
 	"internal/outersandbox": nil,
+	// A handler's own JSON-RPC error, written by the transports.
+	"internal/rpcerr": nil,
 	// JSON encoders byte for byte as encoding/json (audit lines, digests).
 	"internal/jsonenc": nil,
 	// Renders docs/tools.md from the catalog's tool definitions.

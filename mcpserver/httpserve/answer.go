@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 )
 
@@ -89,19 +90,51 @@ func spliceAnswers(next http.Handler) http.Handler {
 			return
 		}
 		slot := &answerSlot{}
-		r = r.WithContext(context.WithValue(r.Context(), answerSlotKey{}, slot))
-		next.ServeHTTP(&answerWriter{ResponseWriter: w, slot: slot}, r)
+		ctx, rpc := rpcerr.WithSlot(context.WithValue(r.Context(), answerSlotKey{}, slot))
+		modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+		next.ServeHTTP(&answerWriter{ResponseWriter: w, slot: slot, rpc: rpc, modern: modern}, r.WithContext(ctx))
 	})
 }
 
 // answerWriter writes what mcp-go writes, but for the write that carries
-// the slot's stand-in: there, the real result.
+// the slot's stand-in: there, the real result; and for the answer of a
+// call whose handler chose a JSON-RPC error of its own (rpcerr.Answer):
+// there, that error, with the HTTP status 2026-07-28 gives its code.
 type answerWriter struct {
 	http.ResponseWriter
-	slot *answerSlot
+	slot   *answerSlot
+	rpc    func() *rpcerr.Error
+	modern bool // the request is of protocol 2026-07-28 or later
+}
+
+// WriteHeader gives an answer that is to carry the handler's own error
+// that error's status, when the answer is JSON (an event stream's status
+// is sent with its first event) of a 2026-07-28 request (the status of an
+// earlier revision's error is 200).
+func (w *answerWriter) WriteHeader(code int) {
+	if e := w.rpcErr(); e != nil && w.modern && code == http.StatusOK && w.Header().Get("Content-Type") != "text/event-stream" {
+		code = statusOf(e.Code)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *answerWriter) rpcErr() *rpcerr.Error {
+	if w.rpc == nil {
+		return nil
+	}
+	return w.rpc()
 }
 
 func (w *answerWriter) Write(p []byte) (int, error) {
+	if e := w.rpcErr(); e != nil {
+		if out, ok := errorAnswer(p, e); ok {
+			w.slot.held.Store(nil)
+			if _, err := w.ResponseWriter.Write(out); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
 	h := w.slot.held.Load()
 	if h == nil {
 		return w.ResponseWriter.Write(p)
@@ -137,6 +170,7 @@ var (
 	eventPrefix    = []byte("event: message\ndata: ")
 	responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 	resultMember   = []byte(`,"result":`)
+	errorMember    = []byte(`,"error":`)
 )
 
 // answerAt finds the result of a JSON-RPC response in p, a write of mcp-go:
@@ -161,6 +195,47 @@ func answerAt(p []byte) (at, end int, ok bool) {
 	at = len(p) - len(rest) + n + len(resultMember)
 	end = len(p) - len(tail)
 	return at, end, at < end
+}
+
+// errorAnswer returns p, a write of mcp-go, with e in place of its
+// response's result or error, the envelope (ID, event framing) kept; false
+// when p is no response (a notification, a request to the client).
+func errorAnswer(p []byte, e *rpcerr.Error) ([]byte, bool) {
+	body, tail := p, "\n"
+	if bytes.HasPrefix(body, eventPrefix) {
+		body, tail = body[len(eventPrefix):], "\n\n"
+	}
+	rest, ok := bytes.CutPrefix(body, responsePrefix)
+	n := idLength(rest)
+	if !ok || n == 0 || !(bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], errorMember)) {
+		return nil, false
+	}
+	details := struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	}{e.Code, e.Message, e.Data}
+	encoded, err := json.Marshal(details)
+	if err != nil {
+		return nil, false
+	}
+	at := len(p) - len(rest) + n
+	out := append(append(append(append(make([]byte, 0, at+len(encoded)+len(errorMember)+len(tail)+1), p[:at]...), errorMember...), encoded...), '}')
+	return append(out, tail...), true
+}
+
+// statusOf is the HTTP status of a 2026-07-28 answer with a JSON-RPC
+// error of code, as mcp-go maps its own (httpStatusForJSONRPCError).
+func statusOf(code int) int {
+	switch code {
+	case mcp.METHOD_NOT_FOUND:
+		return http.StatusNotFound
+	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY, mcp.UNSUPPORTED_PROTOCOL_VERSION,
+		mcp.INVALID_REQUEST, mcp.INVALID_PARAMS, mcp.PARSE_ERROR:
+		return http.StatusBadRequest
+	default:
+		return http.StatusOK
+	}
 }
 
 // idLength is the length of the JSON-RPC ID (a string or a number, as

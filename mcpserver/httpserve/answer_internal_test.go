@@ -1,12 +1,17 @@
 package httpserve
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
 	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
@@ -118,4 +123,81 @@ func structuredForWire(res *mcp.CallToolResult) *mcp.CallToolResult {
 	c := *res
 	c.StructuredContent = structured.ForWire(c.StructuredContent)
 	return &c
+}
+
+// A call whose handler answered with a JSON-RPC error of its own
+// (rpcerr.Answer) gets that error in place of mcp-go's answer, the ID
+// and framing kept, and on a 2026-07-28 JSON answer the error's status.
+func TestAnswerWriterWritesTheHandlersError(t *testing.T) {
+	missing := rpcerr.MissingCapability("sampling")
+	for _, tc := range []struct {
+		name   string
+		modern bool
+		sse    bool
+		status int
+	}{
+		{"2026-07-28 JSON", true, false, http.StatusBadRequest},
+		{"2026-07-28 event stream", true, true, http.StatusOK},
+		{"2025-06-18 JSON", false, false, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, rpc := rpcerr.WithSlot(context.Background())
+			slot := &answerSlot{}
+			standIn := slot.hold(mcp.NewToolResultError("the guard's tool error"))
+			require.True(t, rpcerr.Answer(ctx, missing))
+			rec := httptest.NewRecorder()
+			w := &answerWriter{ResponseWriter: rec, slot: slot, rpc: rpc, modern: tc.modern}
+			answer, err := json.Marshal(mcp.NewJSONRPCResultResponse(mcp.NewRequestId("a\"b"), standIn))
+			require.NoError(t, err)
+			frame := string(answer) + "\n"
+			if tc.sse {
+				w.Header().Set("Content-Type", "text/event-stream")
+				frame = "event: message\ndata: " + string(answer) + "\n\n"
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			w.WriteHeader(http.StatusOK)
+			n, err := w.Write([]byte(frame))
+			require.NoError(t, err)
+			require.Equal(t, len(frame), n)
+			require.Equal(t, tc.status, rec.Code)
+
+			body := rec.Body.String()
+			if tc.sse {
+				require.True(t, strings.HasPrefix(body, "event: message\ndata: ") && strings.HasSuffix(body, "}\n\n"), "%q", body)
+				body = strings.TrimPrefix(body, "event: message\ndata: ")
+			}
+			var got struct {
+				ID    any `json:"id"`
+				Error struct {
+					Code    int            `json:"code"`
+					Message string         `json:"message"`
+					Data    map[string]any `json:"data"`
+				} `json:"error"`
+				Result any `json:"result"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &got), "%q", body)
+			assert.Equal(t, "a\"b", got.ID)
+			assert.Nil(t, got.Result)
+			assert.Equal(t, -32021, got.Error.Code)
+			assert.Equal(t, map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}}, got.Error.Data)
+			assert.Nil(t, slot.held.Load(), "the held result is dropped")
+		})
+	}
+}
+
+// Without the handler's error, the events before the answer and the
+// answer itself go as mcp-go writes them; a notification is never taken
+// for the answer the error replaces.
+func TestAnswerWriterErrorOnlyInTheAnswer(t *testing.T) {
+	ctx, rpc := rpcerr.WithSlot(context.Background())
+	rec := httptest.NewRecorder()
+	w := &answerWriter{ResponseWriter: rec, slot: &answerSlot{}, rpc: rpc, modern: true}
+	note := `event: message` + "\ndata: " + `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"}}` + "\n\n"
+	_, err := w.Write([]byte(note))
+	require.NoError(t, err)
+	require.True(t, rpcerr.Answer(ctx, rpcerr.Invalid("mrtr.request_state", "tampered")))
+	_, err = w.Write([]byte(note))
+	require.NoError(t, err)
+	assert.Equal(t, note+note, rec.Body.String())
 }

@@ -61,13 +61,17 @@ type relatedStream struct {
 
 // relateNotifications gives a POST of a request a relatedStream, and
 // serves it with the stream as its writer. initialize (whose session
-// mcp-go registers only after it) and subscriptions/listen (whose stream
-// carries broadcasts, tagged by mcp-go) are left as they are.
+// mcp-go registers only after it) is left as it is. A subscriptions/listen
+// gets one too: its acknowledgement (which mcp-go tags itself) goes on the
+// related channel, and so before its answer (mcp-go's forwarder sometimes
+// dropped it, TestListenAcknowledgedFirst); the broadcasts it carries go to
+// the session mcp-go registered for it, and on through mcp-go's forwarder,
+// which tags them, to the same response.
 func relateNotifications(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := r.Body.(*checkedBody)
 		if r.Method != http.MethodPost || !ok || body.msg.Kind != jsonrpcstrict.Request ||
-			body.msg.Method == string(mcp.MethodInitialize) || body.msg.Method == string(mcp.MethodSubscriptionsListen) {
+			body.msg.Method == string(mcp.MethodInitialize) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -242,5 +246,5 @@ func isAnswer(p []byte) bool {
 		return false
 	}
 	n := idLength(rest)
-	return n > 0 && (bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], []byte(`,"error":`)))
+	return n > 0 && (bytes.HasPrefix(rest[n:], resultMember) || bytes.HasPrefix(rest[n:], errorMember))
 }

@@ -218,3 +218,67 @@ func sessionWithGetStream(t *testing.T, url string, hdr map[string]string, revis
 		return got
 	}
 }
+
+// TestListenAcknowledgedFirst: the acknowledgement of a 2026-07-28
+// subscriptions/listen is the first message on its stream, before the
+// answer, also when the listen subscribes to nothing the server offers
+// and is answered at once. mcp-go v1.2.1 alone sometimes dropped it: its
+// forwarder had taken it off the session's channel but not yet written it
+// when the answer was written (the conformance suite's server-stateless
+// saw the answer first about one run in two).
+func TestListenAcknowledgedFirst(t *testing.T) {
+	srv := serve(t, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
+	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+	// The drop needs the forwarder to lose a race: rare alone, so many.
+	for i := range 400 {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, 100+i)
+		res := testenv.PostMCP(t, srv.URL+"/mcp", hdr, body)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		var frames []map[string]any
+		sseEvents(t, res, func(m map[string]any) { frames = append(frames, m) })
+		require.Len(t, frames, 2, "listen %d: the acknowledgement, then the answer: %v", i, frames)
+		require.Equal(t, "notifications/subscriptions/acknowledged", frames[0]["method"], "listen %d", i)
+		require.NotNil(t, frames[1]["result"], "listen %d", i)
+	}
+}
+
+// TestListenCarriesBroadcasts: a subscriptions/listen still carries the
+// broadcasts it subscribed to, after its acknowledgement, each tagged
+// with its subscription ID.
+func TestListenCarriesBroadcasts(t *testing.T) {
+	s := bareServer()
+	s.MCP = server.NewMCPServer("bare", "1", server.WithToolCapabilities(true))
+	h, stop := httpserve.Handler(s, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stop(ctx)
+		srv.Close()
+	})
+	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
+	res := testenv.PostMCP(t, srv.URL+"/mcp", hdr, `{"jsonrpc":"2.0","id":"l1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	frames := make(chan map[string]any, 10)
+	go func() {
+		defer close(frames)
+		sseEvents(t, res, func(m map[string]any) { frames <- m })
+	}()
+	next := func() map[string]any {
+		select {
+		case m := <-frames:
+			return m
+		case <-time.After(30 * time.Second):
+			t.Fatal("no frame on the listen stream")
+			return nil
+		}
+	}
+	require.Equal(t, "notifications/subscriptions/acknowledged", next()["method"])
+	s.MCP.AddTool(mcp.NewTool("added"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+	changed := next()
+	require.Equal(t, "notifications/tools/list_changed", changed["method"])
+	assert.Equal(t, "l1", changed["params"].(map[string]any)["_meta"].(map[string]any)["io.modelcontextprotocol/subscriptionId"])
+	res.Body.Close()
+}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
 	"github.com/toolwarden/toolwarden/mcpserver/internal/wire"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,6 +43,8 @@ type toolCalls struct {
 	// wg counts the workers' places: a worker that hands its place to a
 	// stand-in's new worker leaves it counted.
 	wg sync.WaitGroup
+	// listens counts the subscriptions/listen requests being served.
+	listens sync.WaitGroup
 }
 
 // queuedCall is a tools/call request and its id as sent.
@@ -86,6 +89,20 @@ func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value) {
 	}
 }
 
+// listen serves a subscriptions/listen request on a goroutine of its own
+// (it holds until cancelled or the input ends) as a call is served: its
+// acknowledgement goes to the request's own session, and so is written
+// before its answer. mcp-go's stdio server wrote the two from two
+// goroutines, and a listen answered at once (it subscribed to nothing the
+// server offers) sometimes had its acknowledgement second.
+func (c *toolCalls) listen(req json.RawMessage) {
+	c.listens.Add(1)
+	go func() {
+		defer c.listens.Done()
+		c.answer(c.ctx, req)
+	}()
+}
+
 // work serves queued calls until the queue closes, or until a stand-in
 // has taken this worker's place.
 func (c *toolCalls) work() {
@@ -108,20 +125,37 @@ func (c *toolCalls) close() {
 	c.cancel()
 	close(c.queue)
 	c.wg.Wait()
+	c.listens.Wait()
 }
 
 // answer has mcp-go answer req and writes the answer, unless a stand-in
 // answered it already.
 func (c *toolCalls) answer(ctx context.Context, req json.RawMessage) {
-	related, written := c.relate(ctx)
+	withSlot, rpc := rpcerr.WithSlot(ctx)
+	related, written := c.relate(withSlot)
 	msg := c.handle(related, req)
 	written() // the call's notifications go before its answer (related.go)
 	if turn, ok := ctx.(*Turn); ok && turn.took.Load() {
 		return
 	}
 	if msg != nil {
-		c.write(msg)
+		c.write(withError(msg, rpc()))
 	}
+}
+
+// withError is msg, an answer, with e in place of its result or error
+// when the handler chose e (rpcerr.Answer).
+func withError(msg mcp.JSONRPCMessage, e *rpcerr.Error) mcp.JSONRPCMessage {
+	if e == nil {
+		return msg
+	}
+	switch m := msg.(type) {
+	case mcp.JSONRPCResponse:
+		return mcp.NewJSONRPCError(m.ID, e.Code, e.Message, e.Data)
+	case mcp.JSONRPCError:
+		return mcp.NewJSONRPCError(m.ID, e.Code, e.Message, e.Data)
+	}
+	return msg
 }
 
 // write writes msg, one answer.

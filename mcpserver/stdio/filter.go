@@ -120,6 +120,10 @@ func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
 			f.calls.serve(line, m.ID)
 			return nil
 		}
+		if f.calls != nil && m.Method == string(mcp.MethodSubscriptionsListen) {
+			f.calls.listen(line)
+			return nil
+		}
 	case jsonrpcstrict.Response:
 		f.gate.pending.replied(m.ID)
 	}

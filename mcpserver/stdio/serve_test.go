@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
 	"github.com/toolwarden/toolwarden/mcpserver/stdio"
 )
 
@@ -24,6 +25,14 @@ func bareServer() *server.MCPServer {
 	srv := server.NewMCPServer("bare", "1", server.WithToolCapabilities(false))
 	srv.AddTool(mcp.NewTool("hello"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("hello from toolwarden"), nil
+	})
+	// "refuse" answers with a JSON-RPC error of its own (rpcerr), as a
+	// tool that needs an undeclared client capability does.
+	srv.AddTool(mcp.NewTool("refuse"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if !rpcerr.Answer(ctx, rpcerr.MissingCapability("sampling")) {
+			return mcp.NewToolResultError("no slot for the error"), nil
+		}
+		return mcp.NewToolResultError("the client lacks sampling"), nil
 	})
 	srv.AddTool(mcp.NewTool("slow"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		select {
@@ -105,4 +114,66 @@ func TestEndOfInputAnswersWhatWasAsked(t *testing.T) {
 	}
 	require.Contains(t, answers[`"s1"`][0], `"error"`)
 	require.Contains(t, answers[`"last"`][0], "slow but done")
+}
+
+// TestHandlersOwnError: a handler that answers with its own JSON-RPC
+// error (rpcerr.Answer) gets that error, with its data, for its call
+// only; the call beside it is answered as usual.
+func TestHandlersOwnError(t *testing.T) {
+	answers := pipe(t, handshake+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refuse","arguments":{}}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{}}}`+"\n")
+	require.Len(t, answers["1"], 1)
+	var got struct {
+		Result json.RawMessage `json:"result"`
+		Error  struct {
+			Code int             `json:"code"`
+			Data json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(answers["1"][0]), &got))
+	require.Nil(t, got.Result, answers["1"][0])
+	require.Equal(t, -32021, got.Error.Code)
+	require.JSONEq(t, `{"requiredCapabilities":{"sampling":{}}}`, string(got.Error.Data))
+	require.Contains(t, answers["2"][0], "hello from toolwarden")
+}
+
+// TestListenAcknowledgedFirst: a 2026-07-28 subscriptions/listen's
+// acknowledgement is written before its answer, also when the listen
+// subscribes to nothing the server offers and is answered at once.
+// mcp-go's stdio server wrote the two from two goroutines, and the
+// acknowledgement sometimes came second.
+func TestListenAcknowledgedFirst(t *testing.T) {
+	const listens = 200
+	var in strings.Builder
+	for i := range listens {
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`+"\n", i)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, stdio.Serve(ctx, bareServer(), strings.NewReader(in.String()), &out, os.Stderr))
+	acked := map[string]bool{}
+	answered := 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		switch {
+		case m.Method == "notifications/subscriptions/acknowledged":
+			acked[string(m.Params.Meta["io.modelcontextprotocol/subscriptionId"])] = true
+		case m.ID != nil:
+			require.NotNil(t, m.Result, line)
+			require.True(t, acked[string(m.ID)], "listen %s answered before its acknowledgement", m.ID)
+			answered++
+		}
+	}
+	require.Equal(t, listens, answered)
 }

@@ -34,7 +34,7 @@ func Tools() []tools.Tool {
 		})
 	}
 	mixed, _ := json.Marshal(map[string]any{"test": "data", "value": 123})
-	return []tools.Tool{
+	return append([]tools.Tool{
 		fixed("test_simple_text", "Tests simple text content response",
 			mcp.NewTextContent("This is a simple text response for testing.")),
 		fixed("test_image_content", "Tests image content response",
@@ -54,7 +54,7 @@ func Tools() []tools.Tool {
 		tool("test_tool_with_progress", "Tests tool that reports progress notifications", withProgress),
 		withArgs[promptArgs](tool("test_sampling", "Tests server-initiated sampling (LLM completion request)", sampling)),
 		withArgs[messageArgs](tool("test_elicitation", "Tests server-initiated elicitation (user input request)", elicitation)),
-	}
+	}, mrtrTools()...)
 }
 
 type promptArgs struct {

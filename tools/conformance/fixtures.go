@@ -76,4 +76,5 @@ func Register(s *server.MCPServer) {
 				user(mcp.NewTextContent("Please analyze the image above.")),
 			}), nil
 		})
+	inputPrompt(s)
 }
