@@ -76,7 +76,9 @@ type Policy struct {
 	// schema defines them, and the audit line names them.
 	ClientControlArgs []string `mapstructure:"client_control_args" yaml:"client_control_args"`
 	// Taint is what a call that sends out meets in a session whose results
-	// held secrets: approve, refuse or off (guard/taint.go).
+	// held secrets, or whose calls named a credential's variable, an
+	// autostart location or a script it wrote: approve, refuse or off
+	// (guard/taint.go, guard/chain.go).
 	Taint string `mapstructure:"taint" yaml:"taint"`
 }
 
