@@ -137,6 +137,19 @@ func TestChainFlows(t *testing.T) {
 	}
 }
 
+// A script staged and then named by toolwarden's own tool (which runs it
+// in the sandbox) is not asked about; named by an upstream's, it is.
+func TestChainStagedOwnToolsFree(t *testing.T) {
+	g := newArgGuard(t, ArgScan{Secrets: ArgRefuse, Markers: ArgFlag}, &memAuditor{})
+	var ran atomic.Int64
+	stage := argCall(t, "save_note", `{"path":"notes/run.sh","content":"#!/bin/sh\necho hi"}`)
+	require.False(t, serve(g, stage, countingHandler(&ran, "done")).IsError)
+	require.Equal(t, Allow, g.Explain(argCall(t, "send_msg", `{"content":"run notes/run.sh"}`)).Outcome)
+	d := g.Explain(argCall(t, "up__fetch", `{"content":"sh notes/run.sh"}`))
+	require.Equal(t, NeedsApproval, d.Outcome)
+	require.Equal(t, "policy.taint", d.Rule)
+}
+
 // Under refuse the sending step is denied with the rule named, and its
 // handler never runs; under off nothing is remembered; a session's end
 // forgets its taint and its staged scripts; other sessions are free.

@@ -163,7 +163,11 @@ func (g *Guard) tainted(call *Call) {
 		return
 	}
 	call.tainted = g.taint.of(call.Session)
-	if call.tainted == "" {
+	// A script staged and then named is asked about only for an
+	// upstream's tool, whose reach the guard cannot see; toolwarden's own
+	// tools run a script in the sandbox, whose network is the allowlist
+	// and the egress proxy's data-loss checks.
+	if t := g.tools[call.Tool]; call.tainted == "" && t != nil && upstreamTool(t.Capabilities) {
 		if p := runsStaged(call.Args, g.taint.stagedBy(call.Session)); p != "" {
 			call.tainted = "it names " + p + ", a script this session wrote"
 		}
