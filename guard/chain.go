@@ -1,8 +1,8 @@
 package guard
 
 import (
+	"iter"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -66,16 +66,53 @@ func secretSuffix(w string) bool {
 	return false
 }
 
-// envName is an environment variable's name as written in an argument.
-var envName = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$|^[A-Z][A-Z0-9]{2,}$`)
+// envName reports whether s is an environment variable's name as written
+// in an argument: upper case, digits and single underscores, three or
+// more characters.
+func envName(s string) bool {
+	if len(s) < 3 || s[0] < 'A' || s[0] > 'Z' || s[len(s)-1] == '_' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '_' && s[i-1] != '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
-// envRef is a $NAME or ${NAME} reference in a string.
-var envRef = regexp.MustCompile(`\$\{?([A-Z][A-Z0-9_]*)\}?`)
+// envRefs are the names of the $NAME and ${NAME} references in s.
+func envRefs(s string) []string {
+	var out []string
+	for i := strings.IndexByte(s, '$'); i >= 0; {
+		j := i + 1
+		if j < len(s) && s[j] == '{' {
+			j++
+		}
+		k := j
+		for k < len(s) && (s[k] >= 'A' && s[k] <= 'Z' || s[k] >= '0' && s[k] <= '9' || s[k] == '_') {
+			k++
+		}
+		if k > j {
+			out = append(out, s[j:k])
+		}
+		next := strings.IndexByte(s[k:], '$')
+		if next < 0 {
+			break
+		}
+		i = k + next
+	}
+	return out
+}
 
 // credentialVar reports whether name is one of an environment variable
 // that holds a secret by convention.
 func credentialVar(name string) bool {
-	if !envName.MatchString(name) {
+	if !envName(name) {
 		return false
 	}
 	words := strings.Split(name, "_")
@@ -117,6 +154,16 @@ var (
 	}
 )
 
+// autostartSegs are autostartSegments without and with a final slash.
+var autostartSegs = func() [][2]string {
+	var out [][2]string
+	for _, seg := range autostartSegments {
+		dir := strings.TrimSuffix(seg, "/")
+		out = append(out, [2]string{dir, dir + "/"})
+	}
+	return out
+}()
+
 // autostartPath reports whether p names an autostart location.
 func autostartPath(p string) bool {
 	if p == "" || !strings.ContainsRune(p, '/') {
@@ -128,23 +175,26 @@ func autostartPath(p string) bool {
 		p = "/" + p
 	}
 	p = path.Clean(p)
+	// A directory named without its final slash is the directory; a
+	// file segment must end the path or name a directory of it
+	// (.bashrc, not .bashrc.bak).
 	for _, pre := range autostartPrefixes {
-		if strings.HasPrefix(p, pre) || p+"/" == pre {
+		if strings.HasPrefix(p, pre) || p == strings.TrimSuffix(pre, "/") {
 			return true
 		}
 	}
-	for _, seg := range autostartSegments {
-		if strings.Contains(p+"/", seg) && (strings.HasSuffix(seg, "/") || strings.HasSuffix(p, seg) || strings.Contains(p, seg+"/")) {
+	for _, seg := range autostartSegs {
+		if strings.HasSuffix(p, seg[0]) || strings.Contains(p, seg[1]) {
 			return true
 		}
 	}
 	return false
 }
 
-// pathTokens splits s into the words a shell or a URL would see as
-// paths: runs between spaces, quotes, redirections and separators.
-func pathTokens(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
+// pathTokens are the words of s a shell or a URL would see as paths:
+// runs between spaces, quotes, redirections and separators.
+func pathTokens(s string) iter.Seq[string] {
+	return strings.FieldsFuncSeq(s, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '"' || r == '\'' || r == '`' ||
 			r == ';' || r == '|' || r == '&' || r == '<' || r == '>' || r == '(' || r == ')' || r == '=' || r == ',' || r == '@'
 	})
@@ -160,16 +210,20 @@ func flowOf(args any) (why string, staged []string) {
 	obj, _ := args.(map[string]any)
 	var strs []string
 	collect(args, &strs, 0)
+	slices.Sort(strs) // the first class found names the taint: the same every time
 	for _, s := range strs {
 		if credentialVar(strings.TrimSpace(s)) {
 			return "it read " + strings.TrimSpace(s) + ", an environment variable holding a credential", nil
 		}
-		for _, m := range envRef.FindAllStringSubmatch(s, -1) {
-			if credentialVar(m[1]) {
-				return "it referred to $" + m[1] + ", an environment variable holding a credential", nil
+		for _, name := range envRefs(s) {
+			if credentialVar(name) {
+				return "it referred to $" + name + ", an environment variable holding a credential", nil
 			}
 		}
-		for _, tok := range pathTokens(s) {
+		if !strings.ContainsRune(s, '/') {
+			continue
+		}
+		for tok := range pathTokens(s) {
 			if autostartPath(tok) {
 				return "it named " + tok + ", a place the system runs on its own", nil
 			}
@@ -249,7 +303,7 @@ func runsStaged(args any, staged []string) string {
 			continue
 		}
 		for _, s := range strs {
-			for _, tok := range pathTokens(s) {
+			for tok := range pathTokens(s) {
 				if tok == p || path.Clean(tok) == path.Clean(p) || (path.IsAbs(p) && strings.HasSuffix(tok, p)) {
 					return p
 				}

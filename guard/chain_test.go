@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -234,4 +235,55 @@ func TestAutostartPath(t *testing.T) {
 	} {
 		require.Equal(t, want, autostartPath(p), p)
 	}
+}
+
+// BenchmarkChainFlow is what a finished call's arguments cost the taint
+// classes: a 64 KiB file write, and the check of a later call against a
+// staged script.
+func BenchmarkChainFlow(b *testing.B) {
+	body := strings.Repeat("line of ordinary text with /usr/share/doc/x and $HOME\n", 64<<10/54)
+	args := map[string]any{"path": "/work/src/notes.txt", "content": body}
+	b.Run("flowOf-64KiB", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if why, _ := flowOf(args); why != "" {
+				b.Fatal(why)
+			}
+		}
+	})
+	b.Run("flowOf-small", func(b *testing.B) {
+		small := map[string]any{"url": "https://docs.example.com/api/v1/tasks?page=2", "method": "GET"}
+		for b.Loop() {
+			if why, _ := flowOf(small); why != "" {
+				b.Fatal(why)
+			}
+		}
+	})
+	b.Run("runsStaged-64KiB", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		staged := []string{"/tmp/job.sh"}
+		for b.Loop() {
+			if p := runsStaged(args, staged); p != "" {
+				b.Fatal(p)
+			}
+		}
+	})
+}
+
+// FuzzChainFlow: any argument text is classified without a panic, and a
+// staged path that is one word is found when a later call runs it.
+func FuzzChainFlow(f *testing.F) {
+	for _, s := range []string{"$", "${", "${A", "$AB_TOKEN}", "~/.bashrc", "/etc/../etc/cron.d/x", "#!/bin/sh", "/tmp/x.sh", "~", "$HOME", "a/b/../../.."} {
+		f.Add(s, "#!/bin/sh\n"+s)
+	}
+	f.Fuzz(func(t *testing.T, p, body string) {
+		flowOf(map[string]any{"path": p, "content": body, p: []any{body}})
+		envRefs(p)
+		autostartPath(p)
+		staged := stagedScripts(map[string]any{"path": p, "content": body})
+		if len(staged) != 1 || strings.ContainsAny(staged[0], ";|&<>()=,@`\r") {
+			return
+		}
+		require.Equal(t, staged[0], runsStaged(map[string]any{"cmd": "sh " + staged[0]}, staged))
+	})
 }
