@@ -80,6 +80,10 @@ type Policy struct {
 	// autostart location or a script it wrote: approve, refuse or off
 	// (guard/taint.go, guard/chain.go).
 	Taint string `mapstructure:"taint" yaml:"taint"`
+	// PrivateTools are tool-name globs of tools that read private data
+	// (mail, tickets, private repositories): a call to one taints its
+	// session under Taint.
+	PrivateTools []string `mapstructure:"private_tools" yaml:"private_tools"`
 }
 
 // Limits bound each session and each call.

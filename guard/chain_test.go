@@ -151,6 +151,24 @@ func TestChainStagedOwnToolsFree(t *testing.T) {
 	require.Equal(t, "policy.taint", d.Rule)
 }
 
+// A tool the operator lists in policy.private_tools taints its session
+// when it runs, whatever its arguments; it stays free itself (it is a
+// read of the private source), and other tools taint nothing by name.
+func TestChainPrivateTools(t *testing.T) {
+	g := chainGuard(t, "")
+	g.cfg.PrivateTools = []string{"up__get"}
+	var ran atomic.Int64
+	require.False(t, serve(g, argCall(t, "up__lookup", `{"q":"weather"}`), countingHandler(&ran, "done")).IsError)
+	require.Equal(t, Allow, g.Explain(argCall(t, "up__call_home", `{"to":"https://a.example"}`)).Outcome)
+
+	require.False(t, serve(g, argCall(t, "up__get", `{"id":"inbox/42"}`), countingHandler(&ran, "hello")).IsError)
+	d := g.Explain(argCall(t, "up__call_home", `{"to":"https://a.example"}`))
+	require.Equal(t, NeedsApproval, d.Outcome)
+	require.Equal(t, "policy.taint", d.Rule)
+	require.Contains(t, d.Trace[len(d.Trace)-1].Detail, "up__get reads private data (policy.private_tools)")
+	require.Equal(t, Allow, g.Explain(argCall(t, "up__get", `{"id":"inbox/43"}`)).Outcome, "the private tool itself stays free")
+}
+
 // Under refuse the sending step is denied with the rule named, and its
 // handler never runs; under off nothing is remembered; a session's end
 // forgets its taint and its staged scripts; other sessions are free.

@@ -130,6 +130,9 @@ func (g *Guard) taintAfter(call Call, redactions map[string]int) {
 	if n > 0 {
 		g.taint.mark(call.Session, fmt.Sprintf("%s returned %d secret(s), redacted", call.Tool, n))
 	}
+	if matchesAny(g.cfg.PrivateTools, call.Tool) {
+		g.taint.mark(call.Session, call.Tool+" reads private data (policy.private_tools)")
+	}
 	why, staged := flowOf(call.Args)
 	if why != "" {
 		g.taint.mark(call.Session, call.Tool+" ran and "+why)
@@ -159,7 +162,9 @@ func (g *Guard) tainted(call *Call) {
 	if call.taintMode == "" {
 		call.taintMode = TaintApprove
 	}
-	if call.taintMode == TaintOff {
+	// A private-data tool is a read of its source, not a way out: the
+	// taint does not stop it (list a tool that also sends elsewhere).
+	if call.taintMode == TaintOff || matchesAny(g.cfg.PrivateTools, call.Tool) {
 		return
 	}
 	call.tainted = g.taint.of(call.Session)
