@@ -76,8 +76,14 @@ type Policy struct {
 	// schema defines them, and the audit line names them.
 	ClientControlArgs []string `mapstructure:"client_control_args" yaml:"client_control_args"`
 	// Taint is what a call that sends out meets in a session whose results
-	// held secrets: approve, refuse or off (guard/taint.go).
+	// held secrets, or whose calls named a credential's variable, an
+	// autostart location or a script it wrote: approve, refuse or off
+	// (guard/taint.go, guard/chain.go).
 	Taint string `mapstructure:"taint" yaml:"taint"`
+	// PrivateTools are tool-name globs of tools that read private data
+	// (mail, tickets, private repositories): a call to one taints its
+	// session under Taint.
+	PrivateTools []string `mapstructure:"private_tools" yaml:"private_tools"`
 }
 
 // Limits bound each session and each call.

@@ -52,6 +52,7 @@ func TestPolicyConfigErrorsNameTheKey(t *testing.T) {
 		"limits:\n  tools:\n    run_*:\n      max_calls: -2\n":    "limits.tools.run_*.max_calls: must not be negative",
 		"limits:\n  tools:\n    run_*:\n      bogus: 1\n":         "bogus",
 		"policy:\n  require_trust: [\"[\"]\n":                     "policy.require_trust",
+		"policy:\n  private_tools: [\"[\"]\n":                     "policy.private_tools",
 		"http:\n  identities: [{name: ci}]\n":                     "set exactly one of token_env, token_file and token_vault",
 		"http:\n  identities: [{name: local, token_env: X}]\n":    "http.identities[0].name",
 	}

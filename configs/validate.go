@@ -34,7 +34,7 @@ func (l *Loaded) validate() error {
 	for _, list := range []struct {
 		key   string
 		globs []string
-	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}, {"policy.require_trust", c.Policy.RequireTrust}} {
+	}{{"policy.allow", c.Policy.Allow}, {"policy.deny", c.Policy.Deny}, {"policy.require_trust", c.Policy.RequireTrust}, {"policy.private_tools", c.Policy.PrivateTools}} {
 		for _, g := range list.globs {
 			if g == "" || !doublestar.ValidatePattern(g) {
 				add(list.key, "%q is not a valid tool-name glob", g)

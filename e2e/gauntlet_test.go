@@ -111,8 +111,10 @@ func upstreamName(i int) string { return fmt.Sprintf("g%03d", i) }
 
 // startGauntlet builds the case player, pins every upstream (the cases
 // that need a baseline are pinned at their plain definition, then changed
-// to the case's: a rug pull), and serves them all from the built binary.
-func startGauntlet(t *testing.T, cases []benchCase) *gauntletRig {
+// to the case's: a rug pull), and serves them all from the built binary,
+// in one session. With chain set, the cases are played at the default
+// policy.taint; without, taint is off.
+func startGauntlet(t *testing.T, cases []benchCase, chain bool) *gauntletRig {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "gauntletupstream")
 	out, err := exec.Command("go", "build", "-o", bin, "./testdata/gauntletupstream").CombinedOutput()
@@ -123,10 +125,14 @@ func startGauntlet(t *testing.T, cases []benchCase) *gauntletRig {
 	require.NoError(t, os.WriteFile(mode, []byte("baseline"), 0o644))
 	var cfg strings.Builder
 	// Every case is played in one session, so policy.taint would carry
-	// one case's redacted secret into every later case: it is off here,
-	// and the chain cases are scored without it (guard/taint_test.go
-	// tests it).
-	cfg.WriteString("policy:\n  allow: [\"g*\"]\n  taint: \"off\"\nupstreams:\n")
+	// one case's redacted secret or named credential into every later
+	// case: it is off here, but for a chain case, which gets a session
+	// (and a server) of its own and the default policy.taint.
+	if chain {
+		cfg.WriteString("policy:\n  allow: [\"g*\"]\nupstreams:\n")
+	} else {
+		cfg.WriteString("policy:\n  allow: [\"g*\"]\n  taint: \"off\"\nupstreams:\n")
+	}
 	for i, c := range cases {
 		argv := []string{bin, "--case", c.file}
 		if contains(c.Requires, "mcp_tool_baseline") {
@@ -157,6 +163,12 @@ func startGauntlet(t *testing.T, cases []benchCase) *gauntletRig {
 		r.names[n] = true
 	}
 	return r
+}
+
+// chainCase reports whether c is a sequence that needs the session's
+// memory of earlier steps: it is played in a session of its own.
+func chainCase(c benchCase) bool {
+	return c.InputType == "mcp_tool_sequence" && contains(c.Requires, "mcp_chain_memory")
 }
 
 func contains(list []string, s string) bool {
@@ -262,14 +274,16 @@ func TestGauntlet(t *testing.T) {
 	cases := loadBench(t)
 	var upstream, out []benchCase
 	for _, c := range cases {
-		if throughUpstream(c) {
+		switch {
+		case chainCase(c):
+		case throughUpstream(c):
 			upstream = append(upstream, c)
-		} else {
+		default:
 			out = append(out, c)
 		}
 	}
 	played := playEgress(t, out)
-	rig := startGauntlet(t, upstream)
+	rig := startGauntlet(t, upstream, false)
 	version := toolVersion(t)
 	index := map[string]int{}
 	for i, c := range upstream {
@@ -278,9 +292,12 @@ func TestGauntlet(t *testing.T) {
 	var results []benchResult
 	for _, c := range cases {
 		r := benchResult{CaseID: c.ID, Tool: "toolwarden", ToolVersion: version, Expected: c.Expected, category: c.Category}
-		if throughUpstream(c) {
+		switch {
+		case chainCase(c):
+			r.Actual, r.Evidence = startGauntlet(t, []benchCase{c}, true).play(t, 0, c)
+		case throughUpstream(c):
 			r.Actual, r.Evidence = rig.play(t, index[c.ID], c)
-		} else {
+		default:
 			r.Actual, r.Evidence = played[c.ID].Actual, played[c.ID].Evidence
 		}
 		r.Score = "fail"

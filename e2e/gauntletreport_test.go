@@ -38,7 +38,7 @@ var notApplicable = [][2]string{
 var containedBy = map[string]string{
 	"mcp_tool":              "definition withheld from tools/list (flagged by the output filter, or changed since its pin); a poisoned result flagged",
 	"mcp_input":             "call refused (a secret in the arguments of a tool that sends out) or flagged (markers in the arguments, `_meta` `arguments`)",
-	"mcp_chain":             "a step refused or flagged as for mcp_input (policy.taint off: the cases share a session)",
+	"mcp_chain":             "each case in a session of its own, policy.taint at its default: a step refused or flagged as for mcp_input, or a step that sends out after one that named a credential's variable, an autostart location or a script the session wrote asks a human (which the test's client cannot give: refused)",
 	"response_fetch":        "flagged: a warning, a redaction or a defanged image in the result's `_meta` (the text still reaches the model, labelled untrusted)",
 	"response_mitm":         "as response_fetch: the body as an upstream tool's output (no TLS interception needed)",
 	"encoding_evasion":      "MCP cases as mcp_input; URL cases refused by the egress proxy's data-loss checks (403 `egress.dlp`), decoded from percent-encoding, base64 and hex",

@@ -39,9 +39,13 @@ func TestUpstreamSecretFile(t *testing.T) {
 	secretFile := filepath.Join(dir, "upstream-token")
 	first, rotated := randomSecret(t), randomSecret(t)
 	require.NoError(t, os.WriteFile(secretFile, []byte(first+"\n"), 0o600))
+	// envdigest is asked for UPSTREAM_SECRET by name, which taints the
+	// session (guard/chain.go) and would make each later call ask a
+	// human: this test is about the file, not the taint.
 	file := upstreamConfig(t, ws, `
 policy:
   allow: ["hostile__*"]
+  taint: "off"
 upstreams:
   - name: hostile
     command: [`+bin+`, --attack]

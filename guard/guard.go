@@ -45,6 +45,9 @@ type Config struct {
 	// Taint is policy.taint: what a call that sends out is met with in a
 	// session whose results held secrets (taint.go); "" is approve.
 	Taint string
+	// PrivateTools are tool-name globs of tools that read private data
+	// (policy.private_tools): a call to one taints its session.
+	PrivateTools []string
 }
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.

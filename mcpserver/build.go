@@ -160,6 +160,7 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 		Identities:     layers,
 		Usage:          usage,
 		Taint:          cfg.Policy.Taint,
+		PrivateTools:   cfg.Policy.PrivateTools,
 	}, GuardInfo(toolset), v, audit), nil
 }
 

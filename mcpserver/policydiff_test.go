@@ -61,6 +61,7 @@ func TestPolicyDiffFindsEachWidening(t *testing.T) {
 		{"argument markers allowed", "", "arguments: {markers: allow}\n", "arguments  arguments.markers"},
 		{"taint off", "", "policy: {taint: \"off\"}\n", "policy  policy.taint"},
 		{"taint asks instead of refusing", "policy: {taint: refuse}\n", "", "policy  policy.taint"},
+		{"private tool no longer private", "policy: {private_tools: [\"gh__*\"]}\n", "", "policy  policy.private_tools \"gh__*\""},
 		{"argument secrets allowed for a tool", "", "arguments: {tools: {write_file: {secrets: allow}}}\n", "arguments  arguments.tools.write_file.secrets"},
 	}
 	for _, c := range cases {

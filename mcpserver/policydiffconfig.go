@@ -205,6 +205,7 @@ func (d *PolicyDiff) diffSwitches(o, n configs.Config) {
 	d.flag("metrics", "metrics.allow_remote", o.Metrics.AllowRemote, n.Metrics.AllowRemote)
 	d.diffArguments(o.Arguments, n.Arguments)
 	d.diffTaint(o.Policy.Taint, n.Policy.Taint)
+	d.list("policy", "policy.private_tools", o.Policy.PrivateTools, n.Policy.PrivateTools, false)
 	d.diffNetwork(o, n)
 }
 
