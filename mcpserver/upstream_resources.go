@@ -246,14 +246,15 @@ func (s *Server) getUpstreamPrompt(p upstreamPrompt) server.PromptHandlerFunc {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		return promptResult(roles, out)
+		return promptResult(p.conn.Name(), roles, out)
 	}
 }
 
-// promptResult puts a filtered prompt back together: the description
-// first, then one content per message of roles, then what the filter
-// added (its warning), as user messages.
-func promptResult(roles []mcp.Role, out *mcp.CallToolResult) (*mcp.GetPromptResult, error) {
+// promptResult puts a filtered prompt of upstream name back together:
+// the description first, then one content per message of roles, then
+// what the filter added (its warning), as user messages. A resource
+// embedded in a message is namespaced as a read of it would be.
+func promptResult(name string, roles []mcp.Role, out *mcp.CallToolResult) (*mcp.GetPromptResult, error) {
 	if len(out.Content) < len(roles)+1 {
 		return nil, errors.New("the prompt's filtered result lost messages")
 	}
@@ -269,6 +270,12 @@ func promptResult(roles []mcp.Role, out *mcp.CallToolResult) (*mcp.GetPromptResu
 		}
 		if role != mcp.RoleUser && role != mcp.RoleAssistant {
 			return nil, fmt.Errorf("the upstream's prompt has a message of role %q, neither user nor assistant", role)
+		}
+		if e, ok := c.(mcp.EmbeddedResource); ok {
+			if rc := resourceContents(name, "", []mcp.Content{e}); len(rc) == 1 {
+				e.Resource = rc[0]
+				c = e
+			}
 		}
 		res.Messages = append(res.Messages, mcp.PromptMessage{Role: role, Content: c})
 	}
