@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +40,10 @@ type upstreamPrompt struct {
 	// offered is what prompts/list shows: namespaced, filtered.
 	offered mcp.Prompt
 	item    tools.Tool
+	// digest is the SHA-256 of the prompt as listed at start, which a
+	// re-listing is compared with.
+	digest  string
+	timeout time.Duration
 }
 
 // upstreamResources are one upstream's resources as offered.
@@ -141,7 +147,14 @@ func offerPrompt(conn *upstream.Conn, u configs.Upstream, p mcp.Prompt, check *d
 		args[i] = mcp.PromptArgument{Name: a.Name, Required: a.Required, Description: check.text(a.Description)}
 	}
 	offered := mcp.Prompt{Name: it.Tool.Name, Title: filtered.Tool.Title, Description: filtered.Tool.Description, Arguments: args}
-	return upstreamPrompt{conn: conn, own: p.Name, offered: offered, item: it}, ""
+	return upstreamPrompt{conn: conn, own: p.Name, offered: offered, item: it, digest: promptDigest(p), timeout: u.Timeout()}, ""
+}
+
+// promptDigest is the SHA-256 of p as mcp-go decoded it, as JSON.
+func promptDigest(p mcp.Prompt) string {
+	b, _ := json.Marshal(p)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // text is s as the definition check's filter leaves it.
@@ -162,14 +175,16 @@ func (d *definitionCheck) text(s string) string {
 // that prefix.
 func (s *Server) addUpstreamItems(items upstreamItems) {
 	hooks := s.mcp.GetHooks()
+	drift := &promptDrift{drifted: map[string]*toolerr.Error{}}
+	s.watchUpstreamLists(items, drift)
 	for _, p := range items.prompts {
-		s.mcp.AddPrompt(p.offered, s.getUpstreamPrompt(p))
+		s.mcp.AddPrompt(p.offered, s.getUpstreamPrompt(p, drift))
 		if s.guard.Allowed(p.item.Tool.Name) {
 			s.log.Info("upstream prompt offered: policy.allow names it", "prompt", p.item.Tool.Name)
 		}
 	}
 	if len(items.prompts) > 0 {
-		hooks.AddAfterListPrompts(s.hideDisallowedPrompts)
+		hooks.AddAfterListPrompts(s.hideDisallowedPrompts(drift))
 	}
 	for _, r := range items.resources {
 		s.mcp.AddResourceTemplate(routeTemplate(r.conn.Name()), s.readUpstreamResource(r))
@@ -189,12 +204,18 @@ func routeTemplate(name string) mcp.ResourceTemplate {
 	return mcp.NewResourceTemplate(upstream.ResourceScheme+name+"/{+uri}", name+" resources")
 }
 
-func (s *Server) hideDisallowedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-	if res == nil {
-		return
+// hideDisallowedPrompts takes out of a prompts/list the prompts the
+// caller may not get, and those that changed since the start.
+func (s *Server) hideDisallowedPrompts(drift *promptDrift) server.OnAfterListPromptsFunc {
+	return func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
+		if res == nil {
+			return
+		}
+		identity, claims := identityOf(ctx), claimsOf(ctx)
+		res.Prompts = slices.DeleteFunc(res.Prompts, func(p mcp.Prompt) bool {
+			return !s.guard.AdvertisedTo(identity, claims, p.Name) || drift.refusal(p.Name) != nil
+		})
 	}
-	identity, claims := identityOf(ctx), claimsOf(ctx)
-	res.Prompts = slices.DeleteFunc(res.Prompts, func(p mcp.Prompt) bool { return !s.guard.AdvertisedTo(identity, claims, p.Name) })
 }
 
 // getUpstreamPrompt runs a prompts/get as a guarded call of the prompt's
@@ -204,7 +225,7 @@ func (s *Server) hideDisallowedPrompts(ctx context.Context, _ any, _ *mcp.ListPr
 // filtered as a tool result's contents are; a warning the filter adds
 // becomes a last user message. A refusal is a JSON-RPC error whose
 // message is the tool error's JSON.
-func (s *Server) getUpstreamPrompt(p upstreamPrompt) server.PromptHandlerFunc {
+func (s *Server) getUpstreamPrompt(p upstreamPrompt, drift *promptDrift) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := req.Params.Arguments
 		if args == nil {
@@ -218,6 +239,12 @@ func (s *Server) getUpstreamPrompt(p upstreamPrompt) server.PromptHandlerFunc {
 		var roles []mcp.Role
 		call := mcp.CallToolRequest{}
 		call.Params.Name, call.Params.RawArguments = p.item.Tool.Name, raw
+		// A prompt that changed is refused before the guard charges it;
+		// one the policy does not allow is denied as such.
+		if e := drift.refusal(p.item.Tool.Name); e != nil && s.guard.Allowed(p.item.Tool.Name) {
+			gc, _, _ := s.callOf(ctx, call)
+			return nil, resourceError(toolerr.Result(s.guard.Reject(gc, e)))
+		}
 		out, err := s.guardCall(ctx, call, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var args map[string]string
 			if err := json.Unmarshal(req.Params.RawArguments, &args); err != nil {
@@ -489,4 +516,101 @@ func (r upstreamResources) templates(name string, list []mcp.ResourceTemplate, l
 		out = append(out, t)
 	}
 	return out
+}
+
+// promptDrift holds the upstream prompts that changed, or went, since the
+// server started, each with the error its gets receive.
+type promptDrift struct {
+	mu      sync.Mutex
+	drifted map[string]*toolerr.Error
+}
+
+func (d *promptDrift) refusal(name string) *toolerr.Error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.drifted[name]
+}
+
+// refuse records that name drifted, and reports whether it is new.
+func (d *promptDrift) refuse(name string, e *toolerr.Error) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.drifted[name]; ok {
+		return false
+	}
+	d.drifted[name] = e
+	return true
+}
+
+// watchUpstreamLists acts on an upstream's list_changed notifications:
+// its resources are listed live, so clients are told to list them again;
+// its prompts are listed again and compared (relistPrompts).
+func (s *Server) watchUpstreamLists(items upstreamItems, drift *promptDrift) {
+	conns := map[*upstream.Conn][]upstreamPrompt{}
+	for _, r := range items.resources {
+		conns[r.conn] = nil
+	}
+	for _, p := range items.prompts {
+		conns[p.conn] = append(conns[p.conn], p)
+	}
+	for conn, prompts := range conns {
+		conn.OnListChanged(func(m mcp.MCPMethod) {
+			switch m {
+			case mcp.MethodNotificationResourcesListChanged:
+				s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourcesListChanged), nil)
+			case mcp.MethodNotificationPromptsListChanged:
+				if len(prompts) > 0 {
+					s.relistPrompts(conn, prompts, drift)
+				}
+			}
+		})
+	}
+}
+
+// relistPrompts lists an upstream's prompts again after it said they
+// changed. The prompts offered keep the definitions checked at start: one
+// whose definition changed, or that is no longer listed, is refused
+// (denied.tool_drift) and hidden until the server restarts, audited as
+// drift; the clients are told. A new prompt is offered after a restart.
+func (s *Server) relistPrompts(conn *upstream.Conn, prompts []upstreamPrompt, drift *promptDrift) {
+	ctx, cancel := context.WithTimeout(context.Background(), prompts[0].timeout)
+	defer cancel()
+	list, err := conn.ListPrompts(ctx)
+	if err != nil {
+		s.log.Warn("upstream said its prompts changed but could not be listed again", "upstream", conn.Name(), "err", err)
+		return
+	}
+	now := map[string]string{}
+	for _, p := range list {
+		now[p.Name] = promptDigest(p)
+	}
+	changed := false
+	for _, p := range prompts {
+		listed, ok := now[p.own]
+		delete(now, p.own)
+		if ok && listed == p.digest {
+			continue
+		}
+		what := "changed its definition"
+		if !ok {
+			what = "is no longer listed"
+		}
+		name := p.item.Tool.Name
+		e := toolerr.New(toolerr.DeniedToolDrift, "The upstream changed this prompt after the server checked it; the operator must restart toolwarden to offer it again.",
+			"prompt %q %s since the server started", name, what).WithRule("upstream.prompts.list_changed")
+		if !drift.refuse(name, e) {
+			continue
+		}
+		changed = true
+		s.log.Warn("upstream prompt refused: it changed since the server started", "prompt", name, "change", what)
+		if err := s.guard.Drift(name, "upstream.prompts.list_changed", string(toolerr.DeniedToolDrift), p.digest, listed); err != nil {
+			s.log.Error("an upstream prompt's drift could not be audited", "prompt", name, "err", err)
+		}
+	}
+	for own := range now {
+		s.log.Info("upstream lists a new prompt; it is offered after a restart", "upstream", conn.Name(), "prompt", own)
+	}
+	if changed {
+		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationPromptsListChanged), nil)
+	}
 }

@@ -27,7 +27,7 @@ const fakeKey = "AKIAZ7Q2VNKW4HXJ5LMT"
 // clean ones, one whose definition is poisoned, ones whose output holds a
 // secret or an instruction to the model.
 func promptUpstream(reads *[]string, mu *sync.Mutex) *server.MCPServer {
-	s := server.NewMCPServer("fake", "1.0.0", server.WithPromptCapabilities(false), server.WithResourceCapabilities(false, false))
+	s := server.NewMCPServer("fake", "1.0.0", server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
 	s.AddTool(mcp.NewTool("noop"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(""), nil
 	})
@@ -80,12 +80,19 @@ func promptUpstream(reads *[]string, mu *sync.Mutex) *server.MCPServer {
 // promptServer serves the fake upstream behind a server whose policy
 // allows allow, and returns a client of it and the audit lines' reader.
 func promptServer(t *testing.T, allow []string, deny []string) (*client.Client, func() []audit.Entry, *[]string) {
+	c, lines, reads, _ := promptServerOf(t, allow, deny)
+	return c, lines, reads
+}
+
+// promptServerOf is promptServer that also returns the upstream.
+func promptServerOf(t *testing.T, allow []string, deny []string) (*client.Client, func() []audit.Entry, *[]string, *server.MCPServer) {
 	t.Helper()
 	ctx := upCtx(t)
 	var mu sync.Mutex
 	reads := new([]string)
 	u := configs.Upstream{Name: "fake", Command: []string{"unused"}}
-	conn, err := upstream.ConnectTransport(ctx, u, transport.NewInProcessTransport(promptUpstream(reads, &mu)), "test")
+	up := promptUpstream(reads, &mu)
+	conn, err := upstream.ConnectTransport(ctx, u, transport.NewInProcessTransport(up), "test")
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
 	dir := t.TempDir()
@@ -109,7 +116,7 @@ func promptServer(t *testing.T, allow []string, deny []string) (*client.Client, 
 	c, err := client.NewInProcessClient(s.mcp)
 	require.NoError(t, err)
 	upInit(t, c)
-	return c, rec.all, reads
+	return c, rec.all, reads, up
 }
 
 type memAudit struct {
@@ -284,4 +291,63 @@ func upInit(t *testing.T, c *client.Client) {
 	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden-test", Version: "1"}
 	_, err := c.Initialize(ctx, init)
 	require.NoError(t, err)
+}
+
+// TestUpstreamPromptDrift: when the upstream says its prompts changed,
+// the one whose definition changed is hidden and refused with
+// denied.tool_drift, audited as drift, and the client is told; when it
+// says its resources changed, the client is told to list them again.
+func TestUpstreamPromptDrift(t *testing.T) {
+	c, lines, _, up := promptServerOf(t, []string{"fake__*"}, nil)
+	ctx := upCtx(t)
+	got := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { got <- n.Method })
+
+	up.AddPrompt(mcp.NewPrompt("greet", mcp.WithPromptDescription("Greets someone, now differently."), mcp.WithArgument("name")),
+		func(context.Context, mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return mcp.NewGetPromptResult("", nil), nil
+		})
+	waitFor(t, got, string(mcp.MethodNotificationPromptsListChanged))
+	list, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	require.NoError(t, err)
+	for _, p := range list.Prompts {
+		require.NotEqual(t, "fake__greet", p.Name, "a changed prompt is hidden")
+	}
+	req := mcp.GetPromptRequest{}
+	req.Params.Name, req.Params.Arguments = "fake__greet", map[string]string{"name": "Ada"}
+	_, err = c.GetPrompt(ctx, req)
+	require.ErrorContains(t, err, "denied.tool_drift")
+	var drift, denied bool
+	for _, e := range lines() {
+		drift = drift || e.Tool == "fake__greet" && e.Outcome == "drift" && e.Rule == "upstream.prompts.list_changed"
+		denied = denied || e.Tool == "fake__greet" && e.Outcome == "denied" && e.Code == "denied.tool_drift"
+	}
+	require.True(t, drift, "the change is audited")
+	require.True(t, denied, "the refused get is audited")
+
+	req.Params.Name, req.Params.Arguments = "fake__inject", nil
+	_, err = c.GetPrompt(ctx, req)
+	require.NoError(t, err, "an unchanged prompt still serves")
+
+	up.AddResource(mcp.NewResource("test://new", "new"), func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		return nil, nil
+	})
+	waitFor(t, got, string(mcp.MethodNotificationResourcesListChanged))
+}
+
+// waitFor waits, with a generous bound, for method among the
+// notifications got.
+func waitFor(t *testing.T, got chan string, method string) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		select {
+		case m := <-got:
+			if m == method {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s within a minute", method)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -203,4 +204,30 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceR
 // their fake upstreams so.
 func ConnectTransport(ctx context.Context, u configs.Upstream, t transport.Interface, version string) (*Conn, error) {
 	return connect(ctx, u, t, version)
+}
+
+// OnListChanged calls f, on a goroutine of its own, with the method of
+// each notifications/prompts/list_changed and
+// notifications/resources/list_changed the upstream sends.
+func (c *Conn) OnListChanged(f func(mcp.MCPMethod)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lists = append(c.lists, f)
+}
+
+// watchLists passes s's prompt and resource list_changed notifications
+// to the OnListChanged functions.
+func (c *Conn) watchLists(s *session) {
+	s.client.OnNotification(func(n mcp.JSONRPCNotification) {
+		m := mcp.MCPMethod(n.Method)
+		if m != mcp.MethodNotificationPromptsListChanged && m != mcp.MethodNotificationResourcesListChanged {
+			return
+		}
+		c.mu.Lock()
+		fs := slices.Clone(c.lists)
+		c.mu.Unlock()
+		for _, f := range fs {
+			go f(m)
+		}
+	})
 }
