@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -165,4 +166,66 @@ upstreams:
 
 	check, _ := exec.Command(binary, "config", "check", "--workspace", ws, "--config", file).CombinedOutput()
 	require.Contains(t, string(check), "upstream:hostile prompt setup", "%s", check)
+}
+
+// TestUpstreamHostilePromptRugPull: the hostile upstream poisons its
+// prompt after the first get and says its prompts changed; toolwarden
+// lists them again, tells the client, hides the prompt and refuses its
+// next get with denied.tool_drift, and audits the drift.
+func TestUpstreamHostilePromptRugPull(t *testing.T) {
+	t.Parallel()
+	ws, env := workspace(t)
+	bin := filepath.Join(t.TempDir(), "hostileupstream")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/hostileupstream").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	file := upstreamConfig(t, ws, `
+policy:
+  allow: ["hostile__brief"]
+  taint: "off"
+upstreams:
+  - name: hostile
+    command: [`+bin+`, --prompts, --prompt-rug-pull]
+    sandbox: false
+`)
+	c, err := client.NewStdioMCPClient(binary, env, "serve", "--workspace", ws, "--config", file)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.Start(ctxT(t)))
+	got := make(chan string, 16)
+	c.OnNotification(func(n mcp.JSONRPCNotification) { got <- n.Method })
+	// A client of the stateful protocol receives notifications unasked
+	// (2026-07-28 clients subscribe with subscriptions/listen).
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	init.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
+	_, err = c.Initialize(ctxT(t), init)
+	require.NoError(t, err)
+	_, err = getPrompt(t, c, "hostile__brief", map[string]string{"topic": "q3"})
+	require.NoError(t, err)
+
+	deadline := time.After(time.Minute)
+	for told := false; !told; {
+		select {
+		case m := <-got:
+			told = m == string(mcp.MethodNotificationPromptsListChanged)
+		case <-deadline:
+			t.Fatal("the client was not told within a minute that the prompts changed")
+		}
+	}
+	require.Empty(t, promptNames(t, c), "the changed prompt is hidden")
+	_, err = getPrompt(t, c, "hostile__brief", map[string]string{"topic": "q3"})
+	require.ErrorContains(t, err, "denied.tool_drift")
+
+	var lines []string
+	for _, e := range audittest.Entries(t, auditPathOf(t, env)) {
+		if e.Tool == "hostile__brief" {
+			lines = append(lines, string(e.Outcome)+" "+e.Rule+" "+e.Code)
+		}
+	}
+	require.Equal(t, []string{
+		"allowed allowed ",
+		"completed allowed ",
+		"drift upstream.prompts.list_changed denied.tool_drift",
+		"denied upstream.prompts.list_changed denied.tool_drift",
+	}, lines)
 }
