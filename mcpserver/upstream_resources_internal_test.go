@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
 )
 
@@ -350,4 +351,31 @@ func waitFor(t *testing.T, got chan string, method string) {
 			t.Fatalf("no %s within a minute", method)
 		}
 	}
+}
+
+// TestUpstreamItemNamesCollide: a prompt whose namespaced name is a
+// tool's, and a resources item whose name is a tool's, are withheld with
+// the reason; config check lists them.
+func TestUpstreamItemNamesCollide(t *testing.T) {
+	ctx := upCtx(t)
+	var mu sync.Mutex
+	u := configs.Upstream{Name: "fake", Command: []string{"unused"}}
+	conn, err := upstream.ConnectTransport(ctx, u, transport.NewInProcessTransport(promptUpstream(new([]string), &mu)), "test")
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	cfg := configs.Config{Upstreams: []configs.Upstream{u}}
+	offered := []tools.Tool{{Tool: mcp.Tool{Name: "fake__resources"}}, {Tool: mcp.Tool{Name: "fake__greet"}}}
+	items, err := listUpstreamItems(ctx, cfg, offered, []io.Closer{conn}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	require.Empty(t, items.resources)
+	for _, p := range items.prompts {
+		require.NotEqual(t, "fake__greet", p.item.Tool.Name)
+	}
+	reasons := map[string]string{}
+	for _, w := range items.withheld {
+		reasons[w.Toolset] = w.Reason
+	}
+	require.Contains(t, reasons["upstream:fake resources"], "fake__resources is also a tool")
+	require.Contains(t, reasons["upstream:fake prompt greet"], "its name is also a tool")
+	require.Contains(t, reasons["upstream:fake prompt poison"], "accept_flagged")
 }
