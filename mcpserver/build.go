@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
@@ -75,7 +76,13 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		b.Close()
 		return nil, err
 	}
-	g, err := newGuard(cfg, b.Tools, audit, cl.usage(cfg))
+	items, err := listUpstreamItems(ctx, cfg, b.Tools, b.closers, log)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.Unavailable = append(b.Unavailable, items.withheld...)
+	g, err := newGuard(cfg, append(slices.Clone(b.Tools), items.guarded()...), audit, cl.usage(cfg))
 	if err != nil {
 		b.Close()
 		return nil, err
@@ -99,6 +106,7 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	}
 	b.Server.tasks.cfg = cfg.Tasks
 	b.Server.addResources(b.closers)
+	b.Server.addUpstreamItems(items)
 	return b, nil
 }
 

@@ -75,6 +75,10 @@ func New(g *guard.Guard, toolset []tools.Tool, version string, log *slog.Logger)
 		// Task requests are answered by s.tasks (tasks.go), before mcp-go.
 		server.WithTaskCapabilities(true, true, true),
 	}
+	if hasUpstream(toolset) {
+		// An upstream's prompts and resources may change (upstream_resources.go).
+		opts = append(opts, server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
+	}
 	if testProfile.options != nil {
 		opts = append(opts, testProfile.options()...)
 	}

@@ -59,6 +59,7 @@ type Conn struct {
 	// stop ends the restart loop at Close.
 	stop    chan struct{}
 	changed []func()
+	lists   []func(mcp.MCPMethod) // OnListChanged (resources.go)
 	events  []func(Event)
 	backoff backoff
 }
@@ -166,6 +167,7 @@ func (c *Conn) open(ctx context.Context) (*session, error) {
 			go c.toolsChanged() // the transport's reader must not wait for a listing
 		}
 	})
+	c.watchLists(s)
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "toolwarden", Version: c.opts.Version}
