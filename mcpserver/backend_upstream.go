@@ -174,6 +174,11 @@ func upstreamEvent(env backendEnv, i int, e upstream.Event) {
 		env.Log.Warn("upstream request refused: toolwarden forwards no request from an upstream", "upstream", e.Upstream, "method", e.Reason)
 		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRequestRefused, "upstream.requests:"+e.Reason, "")
 		return
+	case upstream.EventMessageRefused:
+		rule := fmt.Sprintf("upstreams[%d].max_message_bytes", i)
+		env.Log.Warn("upstream message refused: over the cap, cut unread", "upstream", e.Upstream, "rule", rule, "reason", e.Reason)
+		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamMessageRefused, rule, string(toolerr.BackendUnavailable))
+		return
 	case upstream.EventRestartFailed:
 		env.Log.Warn("upstream restart failed", "upstream", e.Upstream, "reason", e.Reason, "retry_at", e.RetryAt)
 		return

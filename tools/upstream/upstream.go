@@ -156,6 +156,11 @@ func (c *Conn) open(ctx context.Context) (*session, error) {
 	t, rec := record(s.t)
 	rec.refused = func(method string) { c.emit(Event{Kind: EventRequestRefused, Reason: method}) }
 	s.rec = rec
+	if s.cap != nil {
+		s.cap.refused = func(e *MessageTooLargeError) {
+			c.emit(Event{Kind: EventMessageRefused, Reason: e.Error(), TooLarge: true})
+		}
+	}
 	s.client = client.NewClient(t)
 	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
 		s.close()
@@ -193,9 +198,10 @@ func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, fmt.Errorf("tools/list: %s", out.Error())
 	}
 	s.rec.take()
+	ctx, note := withCapNote(ctx)
 	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", s.explain(timeoutErr(ctx, err)))
+		return nil, fmt.Errorf("tools/list: %w", s.explain(cutOr(note, timeoutErr(ctx, err))))
 	}
 	raw, err := rawTools(s.rec.take())
 	var pinned pin.Upstream
