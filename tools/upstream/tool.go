@@ -145,15 +145,12 @@ func (c *Conn) forward(tool string) server.ToolHandlerFunc {
 			}
 			args = raw
 		}
-		call := mcp.CallToolRequest{}
-		call.Params.Name = tool
-		call.Params.Arguments = json.RawMessage(args)
 		s, out := c.session()
 		if s == nil {
 			return toolerr.Result(unavailable(c.cfg.Name, out)), nil
 		}
 		ctx, note := withCapNote(ctx)
-		res, err := s.client.CallTool(ctx, call)
+		res, err := s.callTool(ctx, tool, args)
 		if err != nil {
 			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(cutOr(note, err)))), nil
 		}
