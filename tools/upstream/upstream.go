@@ -253,8 +253,28 @@ func (c *Conn) toolsChanged() {
 	}
 }
 
-// Tools returns the upstream's tools that are offered.
-func (c *Conn) Tools() []tools.Tool { return c.tools }
+// Tools returns the upstream's tools that are offered, as last listed.
+func (c *Conn) Tools() []tools.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools
+}
+
+// Relist lists the upstream's tools again (after a restart or its
+// notifications/tools/list_changed) and builds them as Connect did: it
+// returns the tools that can be offered and those withheld, and Listing,
+// Tools and Withheld hold the new listing from then on.
+func (c *Conn) Relist(ctx context.Context) ([]tools.Tool, []Withheld, error) {
+	list, err := c.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	offered, withheld := c.build(list)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tools, c.Withheld = offered, withheld
+	return offered, withheld, nil
+}
 
 // Close ends the session and, for a command upstream, its process; no
 // restart follows.
