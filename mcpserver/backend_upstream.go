@@ -96,9 +96,12 @@ func upstreamOptions(ctx context.Context, env backendEnv, i int, u configs.Upstr
 // upstreamSet holds the tools of one upstream once it is connected, and
 // again each time it lists them anew.
 type upstreamSet struct {
-	mu       sync.Mutex
-	tools    []tools.Tool
-	withheld []Unavailable
+	// relisting is held through a relisting, so that two (a restart and
+	// a list_changed) apply their listings in the order they were read.
+	relisting sync.Mutex
+	mu        sync.Mutex
+	tools     []tools.Tool
+	withheld  []Unavailable
 }
 
 // Tools returns the upstream's offered tools, none before open.
@@ -248,6 +251,8 @@ func (g *pinGate) auditUpstream(tool string, outcome guard.Outcome, rule, code s
 // allowed is listed, a changed one is refused as drift unless
 // upstream_pins is warn) and are told with notifications/tools/list_changed.
 func (s *upstreamSet) relist(env backendEnv, i int, u configs.Upstream, conn *upstream.Conn) {
+	s.relisting.Lock()
+	defer s.relisting.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout())
 	defer cancel()
 	listed, held, err := conn.Relist(ctx)
