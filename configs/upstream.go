@@ -59,9 +59,10 @@ type Upstream struct {
 	// otherwise. Never the server's home or a directory holding it, nor
 	// the sandbox's own paths (checked at start: sandbox.CheckMount).
 	Mounts []string `mapstructure:"mounts" yaml:"mounts"`
-	// MaxMessageBytes caps one message of a command upstream (a line on
-	// its stdout); 0 means 4 MiB. A longer one kills the process, which
-	// is restarted.
+	// MaxMessageBytes caps one message of an upstream; 0 means 4 MiB. A
+	// command upstream's longer line kills its process, which is
+	// restarted; a url upstream's longer response body or event is cut
+	// unread (over SSE, the stream with it: it is connected again).
 	MaxMessageBytes int `mapstructure:"max_message_bytes" yaml:"max_message_bytes"`
 	// Transport (url) is "streamable_http" (the default) or "sse".
 	Transport string `mapstructure:"transport" yaml:"transport"`
@@ -343,11 +344,8 @@ func (u Upstream) validateProcess(key string, add func(string, string, ...any)) 
 			add(fmt.Sprintf("%s.mounts[%d]", key, j), "%q must be an absolute, clean path of a directory other than / (it is mounted read-only at the same path)", m)
 		}
 	}
-	switch {
-	case u.MaxMessageBytes < 0 || u.MaxMessageBytes > 1<<30:
+	if u.MaxMessageBytes < 0 || u.MaxMessageBytes > 1<<30 {
 		add(key+".max_message_bytes", "%d is outside 0..1073741824 (0 means 4 MiB)", u.MaxMessageBytes)
-	case u.MaxMessageBytes > 0 && len(u.Command) == 0:
-		add(key+".max_message_bytes", "applies to command upstreams only")
 	}
 	switch {
 	case u.Transport != "" && u.URL == "":

@@ -29,7 +29,6 @@ func TestUpstreamValidation(t *testing.T) {
 		{"mount unsandboxed", `[{name: a, command: [server], sandbox: false, mounts: [/opt/pkg]}]`, `upstreams[0].mounts: applies to sandboxed command upstreams only`},
 		{"mount on a url", `[{name: a, url: "https://x.example/mcp", mounts: [/opt/pkg]}]`, `upstreams[0].mounts: applies to sandboxed command upstreams only`},
 		{"message cap negative", `[{name: a, command: [server], max_message_bytes: -1}]`, `upstreams[0].max_message_bytes: -1 is outside`},
-		{"message cap on a url", `[{name: a, url: "https://x.example/mcp", max_message_bytes: 10}]`, `upstreams[0].max_message_bytes: applies to command upstreams only`},
 		{"unknown transport", `[{name: a, url: "https://x.example/mcp", transport: websocket}]`, `upstreams[0].transport: "websocket" is not one of streamable_http`},
 		{"transport on a command", `[{name: a, command: [server], transport: sse}]`, `upstreams[0].transport: applies to url upstreams only`},
 		{"literal secret value", `[{name: a, command: [server], sandbox: false, env: {GITHUB_TOKEN: ghp_abc}}]`, `upstreams[0].env.github_token: keys are NAME_env`},

@@ -22,7 +22,7 @@ type Access struct {
 func (g *Guard) AccessOf(identity string, c Claims, tool string) Access {
 	call := Call{Tool: tool, Identity: identity, Claims: c}
 	call.layers = layersOf(g.cfg.Identities, call)
-	t := g.tools[tool]
+	t := g.tool(tool)
 	in := newInput(call, t, g.cfg.Policy, g.cfg.Limits)
 	if d := in.runThrough(stepTrust); d.Outcome != Allow {
 		return Access{Rule: d.Rule}

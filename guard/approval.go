@@ -189,6 +189,9 @@ func (g *Guard) ApplyApprovalModes(modes map[string]string) error {
 		}
 		rules[glob] = mode
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.approvalRules = rules
 	for _, t := range g.tools {
 		t.Approval, t.ApprovalRule = ResolveApproval(t.Name, t.RequiresApproval, rules)
 	}
@@ -197,8 +200,8 @@ func (g *Guard) ApplyApprovalModes(modes map[string]string) error {
 
 // ApprovalOf returns a known tool's approval mode and the rule that set it.
 func (g *Guard) ApprovalOf(tool string) (ApprovalMode, string, bool) {
-	t, ok := g.tools[tool]
-	if !ok {
+	t := g.tool(tool)
+	if t == nil {
 		return "", "", false
 	}
 	return t.mode(), t.ApprovalRule, true

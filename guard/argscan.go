@@ -139,7 +139,7 @@ func (s *argScan) findings() []string {
 // scanArgs scans the free-text arguments of call (nil when scanning is
 // off, the tool is unknown, or both rules allow everything).
 func (g *Guard) scanArgs(call Call) *argScan {
-	tool := g.tools[call.Tool]
+	tool := g.tool(call.Tool)
 	a := g.cfg.Arguments
 	if a.Filter == nil || tool == nil || call.listing || call.Args == nil {
 		return nil

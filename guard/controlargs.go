@@ -31,9 +31,12 @@ func (v *Validator) DropControlArgs(tool string, args any) (any, []string) {
 	if !ok || v == nil || len(v.control) == 0 {
 		return args, nil
 	}
+	v.mu.RLock()
+	props := v.props[tool]
+	v.mu.RUnlock()
 	var dropped []string
 	for _, name := range v.control {
-		if _, sent := m[name]; sent && !v.props[tool][name] {
+		if _, sent := m[name]; sent && !props[name] {
 			dropped = append(dropped, name)
 		}
 	}

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,7 +53,10 @@ type Config struct {
 
 // Guard holds the policy, the tools it knows, session usage and the audit log.
 type Guard struct {
-	cfg       Config
+	cfg Config
+	// mu guards tools and applied, which SetTools changes while the
+	// guard serves; a ToolInfo is never changed once published.
+	mu        sync.RWMutex
 	tools     map[string]*ToolInfo
 	validator *Validator
 	audit     Auditor
@@ -64,6 +68,9 @@ type Guard struct {
 	usage   UsageStore
 	// taint holds the sessions whose results held secrets.
 	taint taints
+	// approvalRules are approval.modes (ApplyApprovalModes), for the tools
+	// SetTools adds later.
+	approvalRules map[string]ApprovalMode
 }
 
 // New builds a guard over tools.
@@ -89,9 +96,9 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 
 // Allowed reports whether a tool may be advertised.
 func (g *Guard) Allowed(name string) bool {
-	t, known := g.tools[name]
+	t := g.tool(name)
 	ok, _ := g.cfg.Policy.Match(name)
-	return known && ok && t.mode() != ApprovalDeny
+	return t != nil && ok && t.mode() != ApprovalDeny
 }
 
 // CallTimeout is the deadline each call runs under.
@@ -108,7 +115,7 @@ func (g *Guard) CallTimeoutFor(tool string, atLeast time.Duration, atLeastRule s
 	if atLeast > d {
 		d, rule = atLeast, atLeastRule
 	}
-	for _, t := range g.applied[tool] {
+	for _, t := range g.appliedTo(tool) {
 		if t.Timeout > 0 && t.Timeout < d {
 			d, rule = t.Timeout, "limits.tools."+t.Glob+".timeout"
 		}
@@ -142,7 +149,7 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	call.layers = layersOf(g.cfg.Identities, call)
 	call.scan = g.scanArgs(call)
 	g.tainted(&call)
-	tool, applied := g.tools[call.Tool], g.applied[call.Tool]
+	tool, applied := g.tool(call.Tool), g.appliedTo(call.Tool)
 	c := Charge{Key: call.key(), Applied: applied, Bytes: call.ArgBytes, Prepaid: call.prepaid}
 	if tool != nil {
 		c.Cost = cost(tool, applied)
@@ -238,7 +245,7 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 	t.g.taintAfter(t.call, redactions)
 	res, size := capOutput(filtered, t.g.cfg.MaxOutputBytes)
 	res = keepMeta(res, filtered)
-	if uerr := t.g.usage.ChargeOutput(t.call.key(), t.g.applied[t.call.Tool], int64(size)); uerr != nil {
+	if uerr := t.g.usage.ChargeOutput(t.call.key(), t.g.appliedTo(t.call.Tool), int64(size)); uerr != nil {
 		res = toolerr.Result(UnavailableError(uerr,
 			"the call ran but its output could not be counted against the shared limits, so its result is withheld"))
 	}
@@ -305,11 +312,11 @@ func (g *Guard) Explain(call Call) Decision {
 	call.layers = layersOf(g.cfg.Identities, call)
 	call.scan = g.scanArgs(call)
 	g.tainted(&call)
-	st, err := g.usage.Peek(call.key(), g.applied[call.Tool])
+	st, err := g.usage.Peek(call.key(), g.appliedTo(call.Tool))
 	if err != nil {
 		return deny("cluster.redis", UnavailableError(err, "the identity's usage could not be read from the shared state"))
 	}
-	return Decide(call, g.tools[call.Tool], g.cfg.Policy, g.cfg.Limits, st, g.validator)
+	return Decide(call, g.tool(call.Tool), g.cfg.Policy, g.cfg.Limits, st, g.validator)
 }
 
 // EndSession forgets the counters kept under a session ID, those of calls

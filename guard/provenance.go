@@ -18,7 +18,7 @@ func (t *Ticket) used() []string { return t.caps }
 // needed computes used, once, when the ticket is made (a ticket's end
 // may be written from another goroutine than its start).
 func (t *Ticket) needed() []string {
-	tool := t.g.tools[t.call.Tool]
+	tool := t.g.tool(t.call.Tool)
 	if tool == nil {
 		return []string{}
 	}

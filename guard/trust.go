@@ -4,7 +4,7 @@ package guard
 // does not require trust (no model may call a requires_trust tool, so none
 // is shown one).
 func (g *Guard) Advertised(name string) bool {
-	return g.Allowed(name) && !g.tools[name].RequiresTrust
+	return g.Allowed(name) && !g.tool(name).RequiresTrust
 }
 
 // matchesAny reports whether name matches one of the tool-name globs.

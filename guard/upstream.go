@@ -11,6 +11,9 @@ const (
 	// OutcomeUpstreamRequestRefused: the upstream sent a request of its
 	// own (sampling, elicitation, roots), refused.
 	OutcomeUpstreamRequestRefused Outcome = "upstream_request_refused"
+	// OutcomeUpstreamMessageRefused: a url upstream sent a message over
+	// upstreams[].max_message_bytes, cut unread.
+	OutcomeUpstreamMessageRefused Outcome = "upstream_message_refused"
 )
 
 // Upstream writes the audit line of a change of an upstream's state:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -24,36 +25,67 @@ type Validator struct {
 	// controlargs.go).
 	props   map[string]map[string]bool
 	control []string
+	// mu guards the maps once the guard serves: an upstream's tools are
+	// set again when it lists them anew (Guard.SetTools).
+	mu sync.RWMutex
 }
 
 // NewValidator compiles the input schemas, keyed by tool name.
 func NewValidator(schemas map[string]json.RawMessage, pathArgs map[string][]string) (*Validator, error) {
 	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs, props: map[string]map[string]bool{}}
+	if v.paths == nil {
+		v.paths = map[string][]string{}
+	}
 	for name, raw := range schemas {
+		s, err := compileSchema(name, raw)
+		if err != nil {
+			return nil, err
+		}
 		v.props[name] = schemaProperties(raw)
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
-		}
-		c := jsonschema.NewCompiler()
-		url := "toolwarden:///" + name + ".json"
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
-		}
-		s, err := c.Compile(url)
-		if err != nil {
-			return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
-		}
 		v.schemas[name] = s
 	}
 	return v, nil
+}
+
+func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "toolwarden:///" + name + ".json"
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: input schema: %w", name, err)
+	}
+	return s, nil
+}
+
+// set compiles and sets the schema of the tool name, replacing its old
+// one, while calls are validated.
+func (v *Validator) set(name string, raw json.RawMessage, paths []string) error {
+	s, err := compileSchema(name, raw)
+	if err != nil {
+		return err
+	}
+	props := schemaProperties(raw)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.schemas[name], v.props[name], v.paths[name] = s, props, paths
+	return nil
 }
 
 const schemaHint = "Call the tool with exactly the parameters in its inputSchema; unknown parameters are rejected."
 
 // Validate checks args for tool. Missing arguments count as an empty object.
 func (v *Validator) Validate(tool string, args any) *toolerr.Error {
+	v.mu.RLock()
 	s, ok := v.schemas[tool]
+	paths := v.paths[tool]
+	v.mu.RUnlock()
 	if !ok {
 		return toolerr.New(toolerr.Internal, "", "tool %q has no input schema", tool).WithRule("args.schema")
 	}
@@ -68,7 +100,7 @@ func (v *Validator) Validate(tool string, args any) *toolerr.Error {
 			describe(err)).WithRule("args.schema")
 	}
 	m, _ := args.(map[string]any)
-	for _, name := range v.paths[tool] {
+	for _, name := range paths {
 		if err := checkPathArg(name, m[name]); err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -16,6 +18,7 @@ import (
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
+	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 )
 
 // upstreamToolsets makes one toolset per configured upstream, named
@@ -90,75 +93,109 @@ func upstreamOptions(ctx context.Context, env backendEnv, i int, u configs.Upstr
 	return opts, nil
 }
 
-// upstreamSet holds the tools of one upstream once it is connected.
+// upstreamSet holds the tools of one upstream once it is connected, and
+// again each time it lists them anew.
 type upstreamSet struct {
-	tools    []tools.Tool
-	withheld []Unavailable
+	// relisting is held through a relisting, so that two (a restart and
+	// a list_changed) apply their listings in the order they were read.
+	relisting sync.Mutex
+	mu        sync.Mutex
+	tools     []tools.Tool
+	withheld  []Unavailable
 }
 
 // Tools returns the upstream's offered tools, none before open.
-func (s *upstreamSet) Tools() []tools.Tool { return s.tools }
+func (s *upstreamSet) Tools() []tools.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
 
 // Withheld lists the upstream's tools that are not offered, and why.
-func (s *upstreamSet) Withheld() []Unavailable { return s.withheld }
+func (s *upstreamSet) Withheld() []Unavailable {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.withheld
+}
 
 func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs.Upstream, opts upstream.Options) (io.Closer, error) {
 	conn, err := upstream.Connect(ctx, u, opts)
 	if err != nil {
 		return nil, err
 	}
-	taken := reservedNames(env.Config)
-	key := fmt.Sprintf("upstreams[%d]", i)
 	changes, _ := env.Pins.check(u.Name, conn.Listing())
-	drifted := map[string]bool{} // refused by their pins: hidden, calls get denied.tool_drift
-	if env.Pins != nil && env.Pins.mode != configs.PinsWarn {
-		for _, c := range changes {
-			drifted[c.Tool] = true
-			s.refuse(env, "upstream_pins", u.Name, c.Tool, fmt.Sprintf("%s since it was pinned (%s): its calls get %s until re-pinned with toolwarden pin",
-				c.Kind, c.FieldNames(), toolerr.DeniedToolDrift))
-		}
-	}
-	conn.OnToolsChanged(func() { s.relist(env, u, conn) })
-	conn.OnEvent(func(e upstream.Event) { upstreamEvent(env, i, e) })
-	for _, w := range conn.Withheld {
-		s.refuse(env, key, u.Name, w.Tool, w.Reason)
-	}
-	names := slices.Collect(maps.Keys(taken))
-	for _, t := range conn.Tools() {
-		names = append(names, t.Tool.Name)
-	}
-	check, err := newDefinitionCheck(env.Config, names)
+	offered, withheld, err := offerUpstream(env, i, u, conn.Tools(), conn.Withheld, changes)
 	if err != nil {
 		conn.Close()
 		return nil, err
 	}
-	for _, t := range conn.Tools() {
+	s.tools, s.withheld = offered, withheld
+	conn.OnToolsChanged(func() { s.relist(env, i, u, conn) })
+	conn.OnEvent(func(e upstream.Event) { upstreamEvent(env, i, e) })
+	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
+		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed())
+	return conn, nil
+}
+
+// offerUpstream decides which of an upstream's listed tools are offered:
+// not one whose name is taken, nor one whose definition is flagged
+// (unless accept_flagged names it). A tool that drifted from its pin
+// (changes, under block and trust_on_first_use) is kept, hidden: its
+// calls are answered with denied.tool_drift. It returns the tools and
+// those withheld, with the reasons, each logged.
+func offerUpstream(env backendEnv, i int, u configs.Upstream, listed []tools.Tool, held []upstream.Withheld, changes []pin.Change) ([]tools.Tool, []Unavailable, error) {
+	taken := reservedNames(env.Config)
+	key := fmt.Sprintf("upstreams[%d]", i)
+	var offered []tools.Tool
+	var withheld []Unavailable
+	refuse := func(key, tool, reason string) {
+		env.Log.Warn("upstream tool withheld", "key", key, "upstream", u.Name, "tool", tool, "reason", reason)
+		withheld = append(withheld, Unavailable{Toolset: "upstream:" + u.Name + " tool " + tool, Reason: key + ": " + reason})
+	}
+	drifted := map[string]bool{} // refused by their pins: hidden, calls get denied.tool_drift
+	if env.Pins != nil && env.Pins.mode != configs.PinsWarn {
+		for _, c := range changes {
+			drifted[c.Tool] = true
+			refuse("upstream_pins", c.Tool, fmt.Sprintf("%s since it was pinned (%s): its calls get %s until re-pinned with toolwarden pin",
+				c.Kind, c.FieldNames(), toolerr.DeniedToolDrift))
+		}
+	}
+	for _, w := range held {
+		refuse(key, w.Tool, w.Reason)
+	}
+	names := slices.Collect(maps.Keys(taken))
+	for _, t := range listed {
+		names = append(names, t.Tool.Name)
+	}
+	check, err := newDefinitionCheck(env.Config, names)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range listed {
 		own := strings.TrimPrefix(t.Tool.Name, u.Name+configs.UpstreamSep)
 		if other, ok := taken[t.Tool.Name]; ok {
-			s.refuse(env, key, u.Name, own, "its name is also "+other)
+			refuse(key, own, "its name is also "+other)
 			continue
 		}
 		if drifted[own] {
 			// Its drift already withholds it, and its calls are answered
 			// with what changed: that says more than the flags of a
 			// definition nobody pinned.
-			s.tools = append(s.tools, t)
+			offered = append(offered, t)
 			continue
 		}
 		findings, filtered := check.findings(t)
 		if len(findings) > 0 && !slices.Contains(u.AcceptFlagged, own) {
-			s.refuse(env, key, u.Name, own, flagged(own, findings))
+			refuse(key, own, flagged(own, findings))
 			continue
 		}
 		if len(findings) > 0 {
 			env.Log.Warn("upstream tool offered though its definition is flagged (accept_flagged)", "key", key, "upstream", u.Name, "tool", own, "findings", findings)
 			t = filtered
 		}
-		s.tools = append(s.tools, t)
+		offered = append(offered, t)
 	}
-	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
-		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed())
-	return conn, nil
+	return offered, withheld, nil
 }
 
 // upstreamEvent logs and audits a change of an upstream's process: it
@@ -173,6 +210,11 @@ func upstreamEvent(env backendEnv, i int, e upstream.Event) {
 	case upstream.EventRequestRefused:
 		env.Log.Warn("upstream request refused: toolwarden forwards no request from an upstream", "upstream", e.Upstream, "method", e.Reason)
 		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamRequestRefused, "upstream.requests:"+e.Reason, "")
+		return
+	case upstream.EventMessageRefused:
+		rule := fmt.Sprintf("upstreams[%d].max_message_bytes", i)
+		env.Log.Warn("upstream message refused: over the cap, cut unread", "upstream", e.Upstream, "rule", rule, "reason", e.Reason)
+		env.Pins.auditUpstream(tool, guard.OutcomeUpstreamMessageRefused, rule, string(toolerr.BackendUnavailable))
 		return
 	case upstream.EventRestartFailed:
 		env.Log.Warn("upstream restart failed", "upstream", e.Upstream, "reason", e.Reason, "retry_at", e.RetryAt)
@@ -203,24 +245,59 @@ func (g *pinGate) auditUpstream(tool string, outcome guard.Outcome, rule, code s
 	}
 }
 
-// relist reads the upstream's tools again after it said they changed,
-// and compares them with their pins. The tools offered keep the
-// definitions read at start (until restart); a changed one is refused
-// (block, trust_on_first_use) or runs with a warning (warn).
-func (s *upstreamSet) relist(env backendEnv, u configs.Upstream, conn *upstream.Conn) {
+// relist reads the upstream's tools again after it was restarted or said
+// they changed, compares them with their pins and offers them as open
+// did: clients are then offered the new definitions (a tool added and
+// allowed is listed, a changed one is refused as drift unless
+// upstream_pins is warn) and are told with notifications/tools/list_changed.
+func (s *upstreamSet) relist(env backendEnv, i int, u configs.Upstream, conn *upstream.Conn) {
+	s.relisting.Lock()
+	defer s.relisting.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), u.Timeout())
 	defer cancel()
-	if _, err := conn.List(ctx); err != nil {
+	listed, held, err := conn.Relist(ctx)
+	if err != nil {
 		env.Log.Warn("upstream said its tools changed but could not be listed again", "upstream", u.Name, "err", err)
 		return
 	}
-	env.Pins.relisted(u.Name, conn.Listing())
+	changes, hiddenChanged := env.Pins.check(u.Name, conn.Listing())
+	offered, withheld, err := offerUpstream(env, i, u, listed, held, changes)
+	if err != nil {
+		env.Log.Warn("upstream tools listed again could not be checked; the earlier ones stay offered", "upstream", u.Name, "err", err)
+		return
+	}
+	s.mu.Lock()
+	add, del := offerChanges(s.tools, offered, env.Pins.hidden)
+	s.tools, s.withheld = offered, withheld
+	s.mu.Unlock()
+	env.Log.Info("upstream listed again", "upstream", u.Name, "tools", len(offered), "withheld", len(withheld),
+		"changed", len(add), "gone", len(del), "drift", len(changes))
+	env.Pins.offer(add, del, hiddenChanged)
 }
 
-// refuse withholds one upstream tool, logged and reported by config check.
-func (s *upstreamSet) refuse(env backendEnv, key, name, tool, reason string) {
-	env.Log.Warn("upstream tool withheld", "key", key, "upstream", name, "tool", tool, "reason", reason)
-	s.withheld = append(s.withheld, Unavailable{Toolset: "upstream:" + name + " tool " + tool, Reason: key + ": " + reason})
+// offerChanges are the tools of now whose definition is new or differs
+// from before's, and the names of before's that now lacks (but not those
+// hidden as drift, which stay registered so that their calls are
+// answered with denied.tool_drift).
+func offerChanges(before, now []tools.Tool, hidden func(string) bool) (add []tools.Tool, del []string) {
+	old := map[string][]byte{}
+	for _, t := range before {
+		old[t.Tool.Name], _ = json.Marshal(t.Tool)
+	}
+	for _, t := range now {
+		def, _ := json.Marshal(t.Tool)
+		if prev, ok := old[t.Tool.Name]; !ok || !bytes.Equal(prev, def) {
+			add = append(add, t)
+		}
+		delete(old, t.Tool.Name)
+	}
+	for name := range old {
+		if !hidden(name) {
+			del = append(del, name)
+		}
+	}
+	slices.Sort(del)
+	return add, del
 }
 
 // reservedNames maps every built-in and declared tool name to what it is,

@@ -93,7 +93,7 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 	b.Server.egress = eg
 	b.Server.obs = obs
 	b.Server.pins = pins
-	pins.bind(g, b.Server.toolsChanged)
+	pins.bind(g, b.Server.toolsChanged, b.Server.setUpstreamTools)
 	b.Server.offers = offerHooks(sets)
 	if cl != nil {
 		b.closers = append(b.closers, cl.client)

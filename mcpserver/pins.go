@@ -17,6 +17,7 @@ import (
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
+	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 )
 
@@ -43,6 +44,9 @@ type pinGate struct {
 	pending []driftEvent          // until the guard exists (bind)
 	guard   *guard.Guard
 	changed func() // tells the clients that the tool list changed
+	// set registers upstream tools listed again (add) and drops those no
+	// longer offered (del), telling the clients.
+	set func(add []tools.Tool, del []string) error
 }
 
 type driftEvent struct{ tool, code, pinned, listed string }
@@ -172,30 +176,37 @@ func (g *pinGate) hiddenOf(prefix string) string {
 // bind audits the drift found before the guard existed, and every later
 // one through g; changed is called when a re-listing changes what
 // clients are offered.
-func (g *pinGate) bind(gd *guard.Guard, changed func()) {
+func (g *pinGate) bind(gd *guard.Guard, changed func(), set func([]tools.Tool, []string) error) {
 	if g == nil {
 		return
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.guard, g.changed = gd, changed
+	g.guard, g.changed, g.set = gd, changed, set
 	for _, e := range g.pending {
 		g.record(e)
 	}
 	g.pending = nil
 }
 
-// relisted applies a listing read after start (the upstream said its
-// tools changed) and tells the clients when what they are offered did.
-func (g *pinGate) relisted(upstream string, listing pin.Upstream) {
+// offer registers the upstream tools listed again whose definitions are
+// new or changed (add) and drops those no longer offered (del), then
+// tells the clients that the tool list changed: when either happened or
+// when which tools are refused as drift did (hiddenChanged).
+func (g *pinGate) offer(add []tools.Tool, del []string, hiddenChanged bool) {
 	if g == nil {
 		return
 	}
-	_, changed := g.check(upstream, listing)
 	g.mu.Lock()
-	notify := g.changed
+	set, notify := g.set, g.changed
 	g.mu.Unlock()
-	if changed && notify != nil {
+	if set != nil && (len(add) > 0 || len(del) > 0) {
+		if err := set(add, del); err != nil {
+			g.log.Error("upstream tools listed again could not be offered; the earlier ones stay", "err", err)
+		}
+		return // mcp-go told the clients
+	}
+	if hiddenChanged && notify != nil {
 		notify()
 	}
 }

@@ -31,6 +31,10 @@ func (f *Filter) Result(res *mcp.CallToolResult) (*mcp.CallToolResult, Report, e
 		return nil, rep, err
 	}
 	out := *res
+	// The raw structured content mcp-go's client keeps beside the value
+	// (an upstream's result) would be sent as is, unfiltered: the
+	// filtered value is what leaves.
+	out.RawStructuredContent = nil
 	copyOf, err := f.structured(&out, &rep)
 	if err != nil {
 		return nil, rep, err

@@ -4,20 +4,37 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/toolwarden/toolwarden/configs"
 )
 
-// DefaultMaxMessageBytes caps one message (one line) of a stdio upstream
-// when upstreams[].max_message_bytes is unset.
+// DefaultMaxMessageBytes caps one message of an upstream (a stdio line, an
+// HTTP response body or event) when upstreams[].max_message_bytes is
+// unset.
 const DefaultMaxMessageBytes = 4 << 20
 
 // MessageTooLargeError is what ends a connection whose upstream sent a
-// line longer than the cap.
+// message longer than the cap: a stdio upstream's line, a url upstream's
+// response body or event (Remote).
 type MessageTooLargeError struct {
-	Max int
+	Max    int
+	Remote bool
 }
 
 func (e *MessageTooLargeError) Error() string {
-	return fmt.Sprintf("it sent a message longer than %d bytes (upstreams[].max_message_bytes); the connection was cut and the process killed", e.Max)
+	what := "the connection was cut and the process killed"
+	if e.Remote {
+		what = "the response was cut unread"
+	}
+	return fmt.Sprintf("it sent a message longer than %d bytes (upstreams[].max_message_bytes); %s", e.Max, what)
+}
+
+// maxMessageBytes is u's cap of one message.
+func maxMessageBytes(u configs.Upstream) int {
+	if u.MaxMessageBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return u.MaxMessageBytes
 }
 
 // lineLimit passes a stdio upstream's output on and fails once a line

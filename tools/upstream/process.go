@@ -113,11 +113,7 @@ func checkMounts(u configs.Upstream, getenv Env) error {
 // session wraps the process's pipes in an MCP stdio transport whose
 // messages are capped (lineLimit).
 func (p *proc) session(u configs.Upstream, log *slog.Logger) *session {
-	max := u.MaxMessageBytes
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
-	p.limit = &lineLimit{r: p.stdout, max: max, over: p.kill}
+	p.limit = &lineLimit{r: p.stdout, max: maxMessageBytes(u), over: p.kill}
 	p.tail = &tail{}
 	go p.tail.drain(p.stderr, u.Name, log)
 	t := transport.NewIO(p.limit, p.stdin, nil)

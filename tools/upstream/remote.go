@@ -3,6 +3,8 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/toolwarden/toolwarden/configs"
@@ -18,17 +20,62 @@ func httpDialer(u configs.Upstream, opts Options) (dialer, error) {
 		if err != nil {
 			return nil, err
 		}
-		var t transport.Interface
-		if u.Transport == configs.TransportSSE {
-			t, err = transport.NewSSE(u.URL, transport.WithHeaders(hdr))
+		sse := u.Transport == configs.TransportSSE
+		s := &session{cap: &urlCap{sse: sse, cut: make(chan struct{})}}
+		hc := &http.Client{Transport: capTransport{base: http.DefaultTransport, max: maxMessageBytes(u), over: s.cap.over}}
+		if sse {
+			s.t, err = transport.NewSSE(u.URL, transport.WithHeaders(hdr), transport.WithHTTPClient(hc))
 		} else {
-			t, err = transport.NewStreamableHTTP(u.URL, transport.WithHTTPHeaders(hdr))
+			s.t, err = transport.NewStreamableHTTP(u.URL, transport.WithHTTPHeaders(hdr), transport.WithHTTPBasicClient(hc))
 		}
 		if err != nil {
 			return nil, err
 		}
-		return &session{t: t}, nil
+		return s, nil
 	}, nil
+}
+
+// urlCap is what became of the messages of a url upstream's session that
+// were over the cap (capTransport).
+type urlCap struct {
+	// sse: the upstream answers on one event stream (transport: sse),
+	// which a cut message ends: the session is over and connected again.
+	sse bool
+	// refused is told of a message cut on streamable HTTP, whose session
+	// goes on (Conn.open sets it).
+	refused func(*MessageTooLargeError)
+
+	mu   sync.Mutex
+	err  *MessageTooLargeError // the message that ended an SSE session
+	cut  chan struct{}         // closed when it did
+	once sync.Once
+}
+
+// over notes e on the request's call and ends an SSE session.
+func (c *urlCap) over(req *http.Request, e *MessageTooLargeError) {
+	noteOf(req.Context()).set(e)
+	if !c.sse {
+		if c.refused != nil {
+			c.refused(e)
+		}
+		return
+	}
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.err = e
+		c.mu.Unlock()
+		close(c.cut)
+	})
+}
+
+// ended is the message that ended the session, nil while it serves.
+func (c *urlCap) ended() *MessageTooLargeError {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // headers reads the values of u's headers.

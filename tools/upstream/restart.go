@@ -58,6 +58,9 @@ const (
 	// EventRequestRefused: the upstream sent a request of its own
 	// (Reason is its method: sampling, elicitation, roots), refused.
 	EventRequestRefused = "request_refused"
+	// EventMessageRefused: a url upstream over streamable HTTP sent a
+	// message over the cap (Reason), cut unread; its session goes on.
+	EventMessageRefused = "message_refused"
 )
 
 // Event is a change of an upstream's state, for the log and the audit.
@@ -102,13 +105,17 @@ func (c *Conn) session() (*session, *Outage) {
 
 // watch restarts the upstream when s's process ends.
 func (c *Conn) watch(s *session) {
-	if s.proc == nil {
+	done := s.done()
+	if done == nil {
 		return
 	}
 	s.started = time.Now()
 	go func() {
-		<-s.proc.done
-		c.ended(s)
+		select {
+		case <-done:
+			c.ended(s)
+		case <-c.stop:
+		}
 	}()
 }
 
@@ -122,8 +129,8 @@ func (c *Conn) ended(s *session) {
 	c.cur = nil
 	now := time.Now()
 	delay := c.backoff.next(now.Sub(s.started))
-	c.down = &Outage{Reason: s.proc.reason(), Since: now, RetryAt: now.Add(delay)}
-	e := Event{Kind: EventDown, Reason: c.down.Reason, RetryAt: c.down.RetryAt, TooLarge: s.proc.limit.exceeded() != nil}
+	c.down = &Outage{Reason: s.reason(), Since: now, RetryAt: now.Add(delay)}
+	e := Event{Kind: EventDown, Reason: c.down.Reason, RetryAt: c.down.RetryAt, TooLarge: s.tooLarge()}
 	c.mu.Unlock()
 	s.close()
 	c.emit(e)

@@ -17,8 +17,40 @@ type session struct {
 	client *client.Client
 	rec    *recorder
 	// proc is the session's process, nil for a url upstream.
-	proc    *proc
+	proc *proc
+	// cap is what became of a url upstream's messages over the cap, nil
+	// for a command upstream.
+	cap     *urlCap
 	started time.Time
+}
+
+// done is closed when the session ended under toolwarden: its process
+// ended, or its event stream was cut at the message cap. Nil (never) for
+// a session that only Close ends.
+func (s *session) done() <-chan struct{} {
+	switch {
+	case s.proc != nil:
+		return s.proc.done
+	case s.cap != nil && s.cap.sse:
+		return s.cap.cut
+	}
+	return nil
+}
+
+// reason says why the session ended, once done is closed.
+func (s *session) reason() string {
+	if e := s.cap.ended(); e != nil {
+		return e.Error()
+	}
+	if s.proc != nil {
+		return s.proc.reason()
+	}
+	return "its connection ended"
+}
+
+// tooLarge reports whether the session ended at the message cap.
+func (s *session) tooLarge() bool {
+	return s.cap.ended() != nil || (s.proc != nil && s.proc.limit.exceeded() != nil)
 }
 
 // A dialer makes a new session's transport (and process), not started.
@@ -44,6 +76,9 @@ var errEnded = errors.New("the upstream's connection ended")
 // explain adds to err why the session's process ended, when it did: a
 // request cut short by the end of the process says what ended it.
 func (s *session) explain(err error) error {
+	if e := s.cap.ended(); e != nil {
+		return fmt.Errorf("%w: %w", errEnded, e)
+	}
 	if s.proc == nil || !errors.Is(err, transport.ErrTransportClosed) {
 		return err
 	}

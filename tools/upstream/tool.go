@@ -145,17 +145,16 @@ func (c *Conn) forward(tool string) server.ToolHandlerFunc {
 			}
 			args = raw
 		}
-		call := mcp.CallToolRequest{}
-		call.Params.Name = tool
-		call.Params.Arguments = json.RawMessage(args)
 		s, out := c.session()
 		if s == nil {
 			return toolerr.Result(unavailable(c.cfg.Name, out)), nil
 		}
-		res, err := s.client.CallTool(ctx, call)
+		ctx, note := withCapNote(ctx)
+		res, err := s.callTool(ctx, tool, args)
 		if err != nil {
-			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(err))), nil
+			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(cutOr(note, err)))), nil
 		}
+		res.RawStructuredContent = nil // what the guard filters is what is sent
 		return res, nil
 	}
 }
@@ -168,6 +167,11 @@ func callError(ctx context.Context, upstream string, err error) *toolerr.Error {
 			"upstream %q did not answer before the call's deadline", upstream)
 	case ctx.Err() != nil:
 		return toolerr.New(toolerr.Canceled, "", "the call was cancelled")
+	}
+	var large *MessageTooLargeError
+	if errors.As(err, &large) {
+		return toolerr.New(toolerr.BackendUnavailable, "The upstream server's answer was over toolwarden's size limit; ask for less (a smaller range, fewer items).",
+			"upstream %q: %v", upstream, err)
 	}
 	var te *transport.Error
 	if errors.As(err, &te) || errors.Is(err, errEnded) || errors.Is(err, transport.ErrTransportClosed) {

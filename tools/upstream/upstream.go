@@ -157,6 +157,11 @@ func (c *Conn) open(ctx context.Context) (*session, error) {
 	t, rec := record(s.t)
 	rec.refused = func(method string) { c.emit(Event{Kind: EventRequestRefused, Reason: method}) }
 	s.rec = rec
+	if s.cap != nil {
+		s.cap.refused = func(e *MessageTooLargeError) {
+			c.emit(Event{Kind: EventMessageRefused, Reason: e.Error(), TooLarge: true})
+		}
+	}
 	s.client = client.NewClient(t)
 	if err := s.client.Start(context.WithoutCancel(ctx)); err != nil {
 		s.close()
@@ -195,9 +200,10 @@ func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
 		return nil, fmt.Errorf("tools/list: %s", out.Error())
 	}
 	s.rec.take()
+	ctx, note := withCapNote(ctx)
 	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("tools/list: %w", s.explain(timeoutErr(ctx, err)))
+		return nil, fmt.Errorf("tools/list: %w", s.explain(cutOr(note, timeoutErr(ctx, err))))
 	}
 	raw, err := rawTools(s.rec.take())
 	var pinned pin.Upstream
@@ -249,8 +255,28 @@ func (c *Conn) toolsChanged() {
 	}
 }
 
-// Tools returns the upstream's tools that are offered.
-func (c *Conn) Tools() []tools.Tool { return c.tools }
+// Tools returns the upstream's tools that are offered, as last listed.
+func (c *Conn) Tools() []tools.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tools
+}
+
+// Relist lists the upstream's tools again (after a restart or its
+// notifications/tools/list_changed) and builds them as Connect did: it
+// returns the tools that can be offered and those withheld, and Listing,
+// Tools and Withheld hold the new listing from then on.
+func (c *Conn) Relist(ctx context.Context) ([]tools.Tool, []Withheld, error) {
+	list, err := c.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	offered, withheld := c.build(list)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tools, c.Withheld = offered, withheld
+	return offered, withheld, nil
+}
 
 // Close ends the session and, for a command upstream, its process; no
 // restart follows.

@@ -1,0 +1,52 @@
+package guard
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
+)
+
+// TestSetTools: a tool made known while the guard serves is admitted under
+// the policy and validated against its own schema; setting a tool again
+// replaces its schema; a schema that does not compile sets nothing; and
+// calls admitted meanwhile on other goroutines see one definition or the
+// other (run under -race).
+func TestSetTools(t *testing.T) {
+	g := newTestGuard(t, &memAuditor{}, roomyLimits)
+	schema := func(props string) map[string]json.RawMessage {
+		return map[string]json.RawMessage{"read_status": json.RawMessage(`{"type":"object","properties":{` + props + `},"additionalProperties":false}`)}
+	}
+	call := func(args string) *toolerr.Error {
+		_, denial := g.Admit(Call{Tool: "read_status", Session: "s", Args: decodeJSON(t, args)})
+		return denial
+	}
+	require.Equal(t, toolerr.DeniedNotAllowed, call(`{}`).Code, "unknown before")
+
+	require.NoError(t, g.SetTools([]ToolInfo{{Name: "read_status"}}, schema(`"verbose":{"type":"boolean"}`)))
+	require.True(t, g.Allowed("read_status"))
+	require.Nil(t, call(`{"verbose":true}`))
+	require.Equal(t, toolerr.InvalidSchema, call(`{"path":"x"}`).Code)
+
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			_, _ = g.Admit(Call{Tool: "read_status", Session: "r", Args: map[string]any{}})
+		}
+	}()
+	require.NoError(t, g.SetTools([]ToolInfo{{Name: "read_status"}}, schema(`"path":{"type":"string"}`)))
+	stop.Store(true)
+	wg.Wait()
+	require.Nil(t, call(`{"path":"x"}`), "the new schema")
+	require.Equal(t, toolerr.InvalidSchema, call(`{"verbose":true}`).Code)
+
+	err := g.SetTools([]ToolInfo{{Name: "read_other"}}, map[string]json.RawMessage{"read_other": json.RawMessage(`{"type":7}`)})
+	require.Error(t, err)
+	require.False(t, g.Allowed("read_other"))
+}

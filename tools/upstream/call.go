@@ -1,0 +1,126 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// callIDs numbers the tools/call requests sent past mcp-go's client. The
+// IDs are strings ("tw-N"), so they never meet the client's own integer
+// IDs on the same transport.
+var callIDs atomic.Uint64
+
+// callTool calls tool with args on s. On stdio it sends the request on the
+// transport itself and decodes the result once: mcp-go's client decodes
+// it twice more (a probe, then the result) and prepares HTTP headers a
+// pipe has no use for, which was a fifth of what a guarded call of a
+// stdio upstream cost (scripts/bench/upstream.sh). Over HTTP the client,
+// which sets the protocol's headers, sends it.
+func (s *session) callTool(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	if s.proc == nil {
+		call := mcp.CallToolRequest{}
+		call.Params.Name = tool
+		call.Params.Arguments = args
+		return s.client.CallTool(ctx, call)
+	}
+	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
+		ID:     mcp.NewRequestId("tw-" + strconv.FormatUint(callIDs.Add(1), 10)),
+		Params: callParams{Name: tool, Arguments: args}}
+	if err := ctx.Err(); err != nil {
+		return nil, transport.NewError(err)
+	}
+	resp, err := s.rec.SendRequest(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			s.cancel(ctx, req.ID)
+		}
+		return nil, transport.NewError(err)
+	}
+	if resp.Error != nil {
+		return nil, resp.Error.AsError()
+	}
+	return decodeResult(resp.Result)
+}
+
+// textResult is a tools/call result of text only, with no field mcp-go's
+// CallToolResult would hold elsewhere: most results are, and decoding one
+// in a single pass into this costs a third of what CallToolResult's own
+// decoding does (it decodes each content item twice, first its type).
+type textResult struct {
+	Meta              *mcp.Meta         `json:"_meta,omitempty"`
+	Content           []mcp.TextContent `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
+	IsError           bool              `json:"isError,omitempty"`
+}
+
+// decodeResult decodes a tools/call result as mcp-go does: a text-only
+// result in one pass (textResult), any other (another content type, any
+// field textResult does not hold) by mcp.CallToolResult's own decoding.
+// Both give the same content; the structured content is the JSON as sent
+// (one pass) or its decoded value. Neither keeps RawStructuredContent,
+// which an encoder would send in place of the filtered value.
+func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var t textResult
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.DisallowUnknownFields()
+	if d.Decode(&t) == nil && !d.More() && allText(t.Content) {
+		res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta}, IsError: t.IsError}
+		if len(t.Content) > 0 {
+			res.Content = make([]mcp.Content, len(t.Content))
+			for i, c := range t.Content {
+				res.Content[i] = c
+			}
+		}
+		if len(t.StructuredContent) > 0 && !bytes.Equal(t.StructuredContent, []byte("null")) {
+			// As JSON: the output filter scans it token by token and
+			// sends it as it scanned it, with no decoding to a map and
+			// encoding back.
+			res.StructuredContent = t.StructuredContent
+		}
+		return res, nil
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("failed to unmarshal response: %w", err)
+	}
+	res.RawStructuredContent = nil // the filtered value is what is sent
+	return &res, nil
+}
+
+func allText(cs []mcp.TextContent) bool {
+	for _, c := range cs {
+		if c.Type != mcp.ContentTypeText {
+			return false
+		}
+	}
+	return true
+}
+
+// callParams are the params of tools/call, the arguments as validated.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// cancel tells the upstream that the request id is abandoned
+// (notifications/cancelled), as mcp-go's client does, off the caller's
+// path and best effort.
+func (s *session) cancel(ctx context.Context, id mcp.RequestId) {
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+		Method: string(mcp.MethodNotificationCancelled),
+		Params: mcp.NotificationParams{AdditionalFields: map[string]any{"requestId": id, "reason": ctx.Err().Error()}},
+	}}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = s.rec.SendNotification(ctx, n)
+	}()
+}

@@ -1,0 +1,84 @@
+package upstream
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// decodeCases are results decodeResult must decode as mcp-go does: text
+// only (the one-pass path) and every shape that must take mcp-go's own.
+var decodeCases = map[string]string{
+	"text":                 `{"content":[{"type":"text","text":"a\u0000b"}]}`,
+	"text and annotations": `{"content":[{"type":"text","text":"x","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":"v"}}],"_meta":{"progressToken":1},"isError":true}`,
+	"structured":           `{"content":[{"type":"text","text":"{\"a\":1}"}],"structuredContent":{"a":1,"b":[true,null]}}`,
+	"empty content":        `{"content":[]}`,
+	"no content":           `{"isError":false}`,
+	"image":                `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}]}`,
+	"mixed":                `{"content":[{"type":"text","text":"t"},{"type":"resource","resource":{"uri":"file:///a","text":"r"}}]}`,
+	"image without data":   `{"content":[{"type":"image","text":"not an image"}]}`,
+	"unknown field":        `{"content":[{"type":"text","text":"t","extra":1}],"other":2}`,
+	"result type":          `{"content":[{"type":"text","text":"t"}],"resultType":"complete"}`,
+	"trailing data":        `{"content":[{"type":"text","text":"t"}]} {"content":[]}`,
+	"case of keys":         `{"CONTENT":[{"TYPE":"text","Text":"t"}]}`,
+}
+
+// TestDecodeResultAsMCPGo: every case decodes to what mcp-go's
+// CallToolResult decoding gives, or fails where it fails.
+func TestDecodeResultAsMCPGo(t *testing.T) {
+	for name, raw := range decodeCases {
+		t.Run(name, func(t *testing.T) {
+			var want mcp.CallToolResult
+			wantErr := json.Unmarshal([]byte(raw), &want)
+			got, err := decodeResult(json.RawMessage(raw))
+			if wantErr != nil {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Nil(t, got.RawStructuredContent, "it would be sent in place of the filtered value")
+			if want.StructuredContent != nil {
+				var sc any
+				require.NoError(t, json.Unmarshal(mustJSON(t, got.StructuredContent), &sc))
+				require.Equal(t, want.StructuredContent, sc)
+			}
+			want.StructuredContent, want.RawStructuredContent, got.StructuredContent = nil, nil, nil
+			require.Equal(t, &want, got)
+		})
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// BenchmarkDecodeResult decodes a 3 KiB text result with structured
+// content, as bareserver's read_file answers, both ways.
+func BenchmarkDecodeResult(b *testing.B) {
+	text := strings.Repeat("x", 3072)
+	body, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"content":"` + text + `"}`}},
+		"structuredContent": map[string]any{"content": text}})
+	b.Run("mcp-go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var res mcp.CallToolResult
+			if err := json.Unmarshal(body, &res); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decodeResult", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeResult(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
