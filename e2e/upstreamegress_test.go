@@ -72,13 +72,13 @@ upstreams:
 			// Go's client reports a refused CONNECT by its status text.
 			require.True(t, strings.HasPrefix(text, "REFUSED") && strings.Contains(text, "Forbidden"), text)
 
-			// A connection's line is written when it has closed.
+			// A connection's line is written when it has closed, each on
+			// its own: wait for both.
 			var log string
 			require.Eventually(t, func() bool {
 				log = auditText(t, auditPathOf(t, env))
-				return strings.Contains(log, `"outcome":"egress_allowed"`)
-			}, time.Minute, 100*time.Millisecond, "no egress_allowed line")
-			require.Contains(t, log, `"outcome":"egress_denied"`)
+				return strings.Contains(log, `"outcome":"egress_allowed"`) && strings.Contains(log, `"outcome":"egress_denied"`)
+			}, time.Minute, 100*time.Millisecond, "no egress_allowed and egress_denied lines")
 			require.Contains(t, log, `"identity":"upstream:hostile"`)
 			require.Contains(t, log, `"credential_injected":true`)
 			require.NotContains(t, log, token, "the audit log never holds the value")
