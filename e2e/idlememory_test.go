@@ -12,8 +12,9 @@ import (
 )
 
 // idleFileBudget is the most of its files (the executable, libc) an idle
-// default serve may keep mapped: start-up touches ~28 MB of it, the idle release unmaps
-// them and an idle server maps 3-6 MB back (libc, its ticker, collections).
+// default serve may keep mapped: start-up touches ~28 MB of the binary,
+// the idle release unmaps them and an idle server maps 3-6 MB back
+// (libc, its ticker, collections).
 const idleFileBudget = 10 << 20
 
 // TestIdleServeUnmapsStartupPages: once a default serve has gone quiet,
