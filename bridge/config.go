@@ -3,11 +3,12 @@ package bridge
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // generateConfig builds the declarations and calling config once.
@@ -64,7 +65,7 @@ func (b *Bridge) declarations() []*genai.FunctionDeclaration {
 
 // geminiName is a function name Gemini accepts; one it does not fails the
 // whole request.
-var geminiName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
+var geminiName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$`)
 
 // callingConfig maps --calling-mode and --allowed-tools.
 func callingConfig(mode string, allowed []string, decls []*genai.FunctionDeclaration) (*genai.FunctionCallingConfig, error) {

@@ -5,13 +5,14 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/pflag"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Approval configures the human approval of tool calls through MCP
@@ -131,7 +132,7 @@ func (a Approval) validate(add func(string, string, ...any)) {
 }
 
 // envName is the shape of an environment variable's name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (w ApprovalWebhook) validate(add func(string, string, ...any)) {
 	if u, err := url.Parse(w.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {

@@ -3,9 +3,10 @@ package configs
 import (
 	"fmt"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Bounds on the artifacts section. A store above 1 GiB would be a single
@@ -18,9 +19,9 @@ const (
 
 var (
 	// bucketName is S3's rule for new buckets, without the dotted-IP form.
-	bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-	envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-	regionName = regexp.MustCompile(`^[a-z0-9-]{0,64}$`)
+	bucketName = lazyregexp.New(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	envVarName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+	regionName = lazyregexp.New(`^[a-z0-9-]{0,64}$`)
 )
 
 // IsEnvVarName reports whether s can name an environment variable. Keys

@@ -5,10 +5,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // AuditSyncModes are the values of audit.sync.
@@ -80,7 +81,7 @@ const (
 
 // replicaID is what a replica may be called: it is written into every
 // line and is part of the anchors' S3 keys.
-var replicaID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var replicaID = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Replica is the replica ID lines are written with: audit.replica_id
 // (cluster.replica_id when only that is set, see Load), or the host name.

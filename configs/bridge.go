@@ -2,8 +2,8 @@ package configs
 
 import (
 	"fmt"
-	"regexp"
 
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 	"github.com/toolwarden/toolwarden/internal/money"
 )
 
@@ -57,7 +57,7 @@ type BridgeBudget struct {
 	MaxPerCall string `mapstructure:"max_per_call" yaml:"max_per_call"`
 }
 
-var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+var currencyCode = lazyregexp.New(`^[A-Z]{3}$`)
 
 func (b Bridge) validate(add func(string, string, ...any)) {
 	priced := len(b.Prices) > 0 || b.Budget != (BridgeBudget{})

@@ -3,7 +3,6 @@ package configs
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/spf13/pflag"
 	"github.com/toolwarden/toolwarden/internal/capability"
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Capabilities are what the tools may touch, as resource:verb:scope
@@ -105,7 +105,7 @@ func policyWidenings(l *Loaded, def Capabilities) []string {
 	return out
 }
 
-var identityName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+var identityName = lazyregexp.New(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
 func (h HTTP) validateIdentities(add func(string, string, ...any)) {
 	seen := map[string]bool{}

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Cluster is the state several replicas behind a load balancer share:
@@ -36,7 +37,7 @@ type Cluster struct {
 // MinClusterSecretBytes is the shortest approval-state key accepted.
 const MinClusterSecretBytes = 32
 
-var replicaIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+var replicaIDPattern = lazyregexp.New(`^[A-Za-z0-9._-]{1,64}$`)
 
 // Shared reports whether the replicas share their state in Redis.
 func (c Cluster) Shared() bool { return c.RedisURL != "" }

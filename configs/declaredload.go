@@ -5,12 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // ToolsDir is the directory beside the config file whose *.yaml files
@@ -144,7 +145,7 @@ func readToolsFile(file string) ([]DeclaredTool, []toolSource, error) {
 }
 
 // keySegment is one step of a key such as params[0].pattern.
-var keySegment = regexp.MustCompile(`^([a-z_]*)((?:\[\d+\])*)$`)
+var keySegment = lazyregexp.New(`^([a-z_]*)((?:\[\d+\])*)$`)
 
 // lineIn returns the line of a key such as "params[1].pattern" inside a
 // YAML node, or 0.

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"time"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Interpreters is the immutable allowlist of run_script interpreters.
@@ -30,7 +32,7 @@ const maxWarmPoolIdle = 24 * time.Hour
 // minPids is the smallest pids limit gVisor's sentry survives.
 const minPids = 1024
 
-var commandName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var commandName = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
 
 func (e Exec) validate(add func(string, string, ...any)) {
 	if !slices.Contains([]string{"auto", "runsc", "bwrap"}, e.Backend) {

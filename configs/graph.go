@@ -2,16 +2,17 @@ package configs
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"time"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // graphSchemes are the URI schemes of the Neo4j Go driver.
 var graphSchemes = []string{"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 
 var (
-	databaseName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9.-]{2,62}$`)
+	databaseName = lazyregexp.New(`^[A-Za-z][A-Za-z0-9.-]{2,62}$`)
 )
 
 func (g Graph) validate(add func(string, string, ...any)) {

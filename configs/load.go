@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // EnvPrefix prefixes every environment variable toolwarden reads.
@@ -232,7 +233,7 @@ func (o *origins) of(key string) string {
 }
 
 // decodeLine matches mapstructure's "'key' reason" error lines.
-var decodeLine = regexp.MustCompile(`^'([a-z0-9_.]+)' (.*)$`)
+var decodeLine = lazyregexp.New(`^'([a-z0-9_.]+)' (.*)$`)
 
 // decodeError rewrites a decoding error as "source: key: reason" lines.
 func (o *origins) decodeError(err error) error {

@@ -8,9 +8,10 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Network is the network: block of exec, a declared cli tool or an
@@ -118,7 +119,7 @@ type NetAllow struct {
 
 // placeholderForm keeps placeholders long and distinctive enough that
 // they do not occur by chance in ordinary traffic.
-var placeholderForm = regexp.MustCompile(`^[A-Za-z0-9_-]{8,128}$`)
+var placeholderForm = lazyregexp.New(`^[A-Za-z0-9_-]{8,128}$`)
 
 // Enabled says whether the block grants any network.
 func (n Network) Enabled() bool { return len(n.Allow) > 0 }

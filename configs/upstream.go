@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // Upstream is another MCP server whose tools toolwarden offers behind its
@@ -220,10 +221,10 @@ func (c Config) upstreamsUseVault() bool {
 }
 
 var (
-	upstreamName = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
-	envKey       = regexp.MustCompile(`^([a-z_][a-z0-9_]{0,127})_(env|file|vault)$`)
-	upstreamTool = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
-	headerName   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+	upstreamName = lazyregexp.New(`^[a-z0-9_]{1,24}$`)
+	envKey       = lazyregexp.New(`^([a-z_][a-z0-9_]{0,127})_(env|file|vault)$`)
+	upstreamTool = lazyregexp.New(`^[A-Za-z0-9_.-]{1,128}$`)
+	headerName   = lazyregexp.New("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 )
 
 func validatePins(mode string, add func(string, string, ...any)) {

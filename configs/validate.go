@@ -7,20 +7,21 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // fieldError is one invalid key; Load reports it with its source.
 type fieldError struct{ key, reason string }
 
 // controlArgName is what a client control argument may be called.
-var controlArgName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
+var controlArgName = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_-]{0,63}$`)
 
 func (l *Loaded) validate() error {
 	c := &l.Config

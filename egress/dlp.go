@@ -7,13 +7,13 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // RuleDLP refuses a request that carries a secret or encoded data in
@@ -71,18 +71,18 @@ func findingOf(err error) string {
 var vendorTokens = []struct {
 	id       string
 	prefixes []string
-	re       *regexp.Regexp
+	re       *lazyregexp.Regexp
 }{
-	{"github-token-prefix", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
-	{"gitlab-token-prefix", []string{"glpat-"}, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{16,}`)},
-	{"slack-token-prefix", []string{"xox"}, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
-	{"openai-token-prefix", []string{"sk-"}, regexp.MustCompile(`\bsk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}`)},
-	{"stripe-token-prefix", []string{"k_live_", "k_test_", "k_prod_"}, regexp.MustCompile(`\b[rs]k_(?:live|test|prod)_[A-Za-z0-9_]{10,}`)},
-	{"sendgrid-token-prefix", []string{"SG."}, regexp.MustCompile(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
-	{"aws-access-key-prefix", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
+	{"github-token-prefix", []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}, lazyregexp.New(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
+	{"gitlab-token-prefix", []string{"glpat-"}, lazyregexp.New(`\bglpat-[A-Za-z0-9_-]{16,}`)},
+	{"slack-token-prefix", []string{"xox"}, lazyregexp.New(`\bxox[abprs]-[A-Za-z0-9-]{10,}`)},
+	{"openai-token-prefix", []string{"sk-"}, lazyregexp.New(`\bsk-(?:proj|svcacct|admin|ant)-[A-Za-z0-9_-]{20,}`)},
+	{"stripe-token-prefix", []string{"k_live_", "k_test_", "k_prod_"}, lazyregexp.New(`\b[rs]k_(?:live|test|prod)_[A-Za-z0-9_]{10,}`)},
+	{"sendgrid-token-prefix", []string{"SG."}, lazyregexp.New(`\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}`)},
+	{"aws-access-key-prefix", []string{"AKIA", "ASIA", "ABIA", "ACCA"}, lazyregexp.New(`\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`)},
 }
 
-var pctEscape = regexp.MustCompile(`%[0-9A-Fa-f]{2}`)
+var pctEscape = lazyregexp.New(`%[0-9A-Fa-f]{2}`)
 
 // maxCandidates bounds the encoded runs decoded in one text.
 const maxCandidates = 64

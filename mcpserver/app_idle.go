@@ -13,8 +13,10 @@ import (
 // garbage resident until the next call, ~40 MB at idle for ~17 MB live.
 // So a serving process watches its own allocation and, once it has gone
 // quiet after allocating enough to matter, collects and returns the free
-// pages to the operating system (debug.FreeOSMemory). A busy server never
-// pays for it: a quiet interval allocates less than idleQuiet.
+// pages to the operating system (debug.FreeOSMemory), and unmaps the
+// pages of its executable that start-up touched (releaseBinaryPages). A
+// busy server never pays for it: a quiet interval allocates less than
+// idleQuiet.
 const (
 	// idleCheck is how often the allocation counter is read.
 	idleCheck = 5 * time.Second
@@ -84,5 +86,13 @@ func heapAllocs() uint64 {
 
 // startIdleRelease starts the process's idle release for the life of ctx.
 func startIdleRelease(ctx context.Context) {
-	go releaseWhenIdle(ctx, newIdleRelease(heapAllocs, debug.FreeOSMemory), idleCheck)
+	go releaseWhenIdle(ctx, newIdleRelease(heapAllocs, releaseMemory), idleCheck)
+}
+
+// releaseMemory returns the heap's free pages to the operating system and
+// unmaps the executable's clean pages (app_idle_linux.go). The second is
+// best effort: if it fails they stay mapped, as they were.
+func releaseMemory() {
+	debug.FreeOSMemory()
+	_, _ = releaseBinaryPages()
 }

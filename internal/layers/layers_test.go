@@ -14,7 +14,7 @@ const module = "github.com/toolwarden/toolwarden/"
 // leaves hold rules several layers share; they import no toolwarden
 // package but internal/toolerr, so any layer may use them.
 var leaves = []string{"internal/toolerr", "internal/capability", "internal/workspacepath", "internal/artifactkey", "internal/structured",
-	"internal/strictjson", "internal/money", "internal/outersandbox", "internal/rpcerr"}
+	"internal/strictjson", "internal/money", "internal/outersandbox", "internal/rpcerr", "internal/lazyregexp"}
 
 // toolDeps is what a tool package builds on.
 var toolDeps = with(leaves, "tools", "configs", "sandbox", "internal/tracing")
@@ -100,9 +100,11 @@ var mayImport = map[string][]string{
 	// A fake identity provider for the OAuth tests, in process and e2e.
 	"internal/oauth/oauthtest": nil,
 	"internal/toolerr":         nil,
-	"internal/capability":      nil,
-	"internal/workspacepath":   {"internal/toolerr"},
-	"internal/artifactkey":     {"internal/toolerr"},
+	// Regular expressions compiled at first use, not at start-up.
+	"internal/lazyregexp":    nil,
+	"internal/capability":    nil,
+	"internal/workspacepath": {"internal/toolerr"},
+	"internal/artifactkey":   {"internal/toolerr"},
 	// A tool's structured output with its JSON, encoded once.
 	"internal/structured": nil,
 	// Decodes bodies from outside strictly (exact, unique member names).

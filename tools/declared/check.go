@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // ReservedToolNames are the built-in tools' names; a declared tool may not
@@ -31,11 +32,11 @@ var ReservedToolNames = []string{
 }
 
 var (
-	toolName   = regexp.MustCompile(`^[a-z][a-z0-9_]{2,63}$`)
-	paramName  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-	headerName = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
-	envEntry   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-	hostGlob   = regexp.MustCompile(`^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
+	toolName   = lazyregexp.New(`^[a-z][a-z0-9_]{2,63}$`)
+	paramName  = lazyregexp.New(`^[a-z][a-z0-9_]{0,63}$`)
+	headerName = lazyregexp.New(`^[A-Za-z0-9-]{1,64}$`)
+	envEntry   = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	hostGlob   = lazyregexp.New(`^(\*\.)?[a-z0-9]([a-z0-9.-]*[a-z0-9])?$`)
 )
 
 // maxToolTimeout bounds a declared tool's timeout.

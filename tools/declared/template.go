@@ -2,11 +2,12 @@ package declared
 
 import (
 	"fmt"
-	"regexp"
+
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 )
 
 // placeholder is a {param_name} inside an argv element.
-var placeholder = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`)
+var placeholder = lazyregexp.New(`\{([a-z][a-z0-9_]*)\}`)
 
 // ArgPart is one element of a cli tool's argv template: a literal, or a
 // literal Prefix and Suffix around one parameter.

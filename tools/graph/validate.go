@@ -2,13 +2,13 @@ package graph
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/toolwarden/toolwarden/internal/artifactkey"
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -98,7 +98,7 @@ func isBidiControl(r rune) bool {
 }
 
 // agentID is the documented agent ID form.
-var agentID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var agentID = lazyregexp.New(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 func checkAgentID(s string) error {
 	if !agentID.MatchString(s) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -13,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/lazyregexp"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 	"github.com/toolwarden/toolwarden/tools"
 )
@@ -22,7 +22,7 @@ import (
 const MaxNameLength = 64
 
 // toolName is what an upstream's own tool name may be.
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+var toolName = lazyregexp.New(`^[A-Za-z0-9_.-]{1,128}$`)
 
 // Name is the namespaced name of upstream's tool.
 func Name(upstream, tool string) string { return upstream + configs.UpstreamSep + tool }
