@@ -32,8 +32,12 @@ func (v *Validator) DropControlArgs(tool string, args any) (any, []string) {
 		return args, nil
 	}
 	v.mu.RLock()
-	props := v.props[tool]
+	in := v.schemas[tool]
 	v.mu.RUnlock()
+	var props map[string]bool
+	if in != nil {
+		props = in.props()
+	}
 	var dropped []string
 	for _, name := range v.control {
 		if _, sent := m[name]; sent && !props[name] {

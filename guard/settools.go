@@ -1,6 +1,10 @@
 package guard
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
 
 // tool is the known tool name, nil for an unknown one.
 func (g *Guard) tool(name string) *ToolInfo {
@@ -25,16 +29,18 @@ func (g *Guard) appliedTo(name string) []ToolLimits {
 // definition it was admitted under. Nothing is set when a schema does
 // not compile.
 func (g *Guard) SetTools(tools []ToolInfo, schemas map[string]json.RawMessage) error {
-	for _, t := range tools {
-		if _, err := compileSchema(t.Name, schemas[t.Name]); err != nil {
+	compiled := make([]*jsonschema.Schema, len(tools))
+	for i, t := range tools {
+		s, err := compileSchema(t.Name, schemas[t.Name])
+		if err != nil {
 			return err
 		}
+		g.validator.compiled.Add(1)
+		compiled[i] = s
 	}
 	for i := range tools {
 		t := &tools[i]
-		if err := g.validator.set(t.Name, schemas[t.Name], t.PathArgs); err != nil {
-			return err
-		}
+		g.validator.set(t.Name, compiled[i], schemas[t.Name], t.PathArgs)
 		t.RequiresTrust = t.RequiresTrust || matchesAny(g.cfg.RequireTrust, t.Name)
 		g.mu.Lock()
 		t.Approval, t.ApprovalRule = ResolveApproval(t.Name, t.RequiresApproval, g.approvalRules)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
@@ -16,36 +17,83 @@ import (
 
 // Validator checks arguments against each tool's input schema (strictly:
 // the schemas forbid unknown fields) and applies the path rules to the
-// arguments that hold workspace paths.
+// arguments that hold workspace paths. A tool's schema is compiled at its
+// first call, once, unless Compile compiled it before: a one-shot command
+// or a server start pays for none of the schemas nobody calls.
 type Validator struct {
-	schemas map[string]*jsonschema.Schema
+	schemas map[string]*inputSchema
 	paths   map[string][]string
-	// props holds the top-level property names of each tool's schema,
-	// and control the client control argument names to drop (see
+	// control are the client control argument names to drop (see
 	// controlargs.go).
-	props   map[string]map[string]bool
 	control []string
+	// compiled counts the schemas compiled (Compiled).
+	compiled atomic.Int64
 	// mu guards the maps once the guard serves: an upstream's tools are
 	// set again when it lists them anew (Guard.SetTools).
 	mu sync.RWMutex
 }
 
-// NewValidator compiles the input schemas, keyed by tool name.
+// inputSchema is one tool's schema, compiled and read at first need.
+type inputSchema struct {
+	compile func() (*jsonschema.Schema, error)
+	// props holds the top-level property names of the schema (see
+	// controlargs.go).
+	props func() map[string]bool
+}
+
+// newInputSchema keeps raw, to be compiled for v at first need.
+func (v *Validator) newInputSchema(name string, raw json.RawMessage) *inputSchema {
+	return &inputSchema{
+		compile: sync.OnceValues(func() (*jsonschema.Schema, error) {
+			v.compiled.Add(1)
+			return compileSchema(name, raw)
+		}),
+		props: sync.OnceValue(func() map[string]bool { return schemaProperties(raw) }),
+	}
+}
+
+// compiledSchema is an inputSchema compiled already.
+func compiledSchema(s *jsonschema.Schema, raw json.RawMessage) *inputSchema {
+	return &inputSchema{
+		compile: func() (*jsonschema.Schema, error) { return s, nil },
+		props:   sync.OnceValue(func() map[string]bool { return schemaProperties(raw) }),
+	}
+}
+
+// NewValidator keeps the input schemas, keyed by tool name, each to be
+// compiled at its tool's first call; Compile compiles some at once.
 func NewValidator(schemas map[string]json.RawMessage, pathArgs map[string][]string) (*Validator, error) {
-	v := &Validator{schemas: map[string]*jsonschema.Schema{}, paths: pathArgs, props: map[string]map[string]bool{}}
+	v := &Validator{schemas: make(map[string]*inputSchema, len(schemas)), paths: pathArgs}
 	if v.paths == nil {
 		v.paths = map[string][]string{}
 	}
 	for name, raw := range schemas {
-		s, err := compileSchema(name, raw)
-		if err != nil {
-			return nil, err
-		}
-		v.props[name] = schemaProperties(raw)
-		v.schemas[name] = s
+		v.schemas[name] = v.newInputSchema(name, raw)
 	}
 	return v, nil
 }
+
+// Compile compiles the input schemas of the named tools now, so that a
+// schema the operator supplied (a declared or an upstream tool) is
+// refused when the server is built, not at its first call. It returns the
+// first error, in the order of names; a name without a schema is skipped.
+func (v *Validator) Compile(names ...string) error {
+	for _, name := range names {
+		v.mu.RLock()
+		s, ok := v.schemas[name]
+		v.mu.RUnlock()
+		if !ok {
+			continue
+		}
+		if _, err := s.compile(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Compiled reports how many input schemas the validator has compiled.
+func (v *Validator) Compiled() int64 { return v.compiled.Load() }
 
 func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
@@ -64,18 +112,13 @@ func compileSchema(name string, raw json.RawMessage) (*jsonschema.Schema, error)
 	return s, nil
 }
 
-// set compiles and sets the schema of the tool name, replacing its old
-// one, while calls are validated.
-func (v *Validator) set(name string, raw json.RawMessage, paths []string) error {
-	s, err := compileSchema(name, raw)
-	if err != nil {
-		return err
-	}
-	props := schemaProperties(raw)
+// set sets the schema of the tool name, compiled already, replacing its
+// old one, while calls are validated.
+func (v *Validator) set(name string, s *jsonschema.Schema, raw json.RawMessage, paths []string) {
+	in := compiledSchema(s, raw)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.schemas[name], v.props[name], v.paths[name] = s, props, paths
-	return nil
+	v.schemas[name], v.paths[name] = in, paths
 }
 
 const schemaHint = "Call the tool with exactly the parameters in its inputSchema; unknown parameters are rejected."
@@ -83,11 +126,17 @@ const schemaHint = "Call the tool with exactly the parameters in its inputSchema
 // Validate checks args for tool. Missing arguments count as an empty object.
 func (v *Validator) Validate(tool string, args any) *toolerr.Error {
 	v.mu.RLock()
-	s, ok := v.schemas[tool]
+	in, ok := v.schemas[tool]
 	paths := v.paths[tool]
 	v.mu.RUnlock()
 	if !ok {
 		return toolerr.New(toolerr.Internal, "", "tool %q has no input schema", tool).WithRule("args.schema")
+	}
+	s, err := in.compile()
+	if err != nil {
+		// Not reachable for a tool the operator supplied (Compile at
+		// build); a built-in schema that does not compile is a bug.
+		return toolerr.New(toolerr.Internal, "", "%v", err).WithRule("args.schema")
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -187,3 +236,7 @@ func describe(err error) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// SchemasCompiled reports how many input schemas the guard has compiled:
+// the operator's when it was built, a built-in tool's at its first call.
+func (g *Guard) SchemasCompiled() int64 { return g.validator.Compiled() }

@@ -16,6 +16,8 @@ import (
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/sandbox"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/declared"
+	"github.com/toolwarden/toolwarden/tools/upstream"
 )
 
 // Built is a server assembled from a configuration, with the workspace it
@@ -132,14 +134,24 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 	}
 	schemas := map[string]json.RawMessage{}
 	paths := map[string][]string{}
-	var names []string
+	var names, supplied []string
 	for _, t := range toolset {
 		schemas[t.Tool.Name] = t.Tool.RawInputSchema
 		paths[t.Tool.Name] = t.Meta.PathArgs
 		names = append(names, t.Tool.Name)
+		if operatorSchema(t) {
+			supplied = append(supplied, t.Tool.Name)
+		}
 	}
 	v, err := guard.NewValidator(schemas, paths)
 	if err != nil {
+		return nil, err
+	}
+	// The built-in tools' schemas are fixed in the binary (every one is
+	// compiled by TestCatalogSchemasCompile): each is compiled at its
+	// tool's first call. The operator's are compiled now, so that a
+	// schema that does not compile stops the build, and config check.
+	if err := v.Compile(supplied...); err != nil {
 		return nil, err
 	}
 	v.WithControlArgs(cfg.Policy.ClientControlArgs)
@@ -170,6 +182,13 @@ func newGuard(cfg configs.Config, toolset []tools.Tool, audit guard.Auditor, usa
 		Taint:          cfg.Policy.Taint,
 		PrivateTools:   cfg.Policy.PrivateTools,
 	}, GuardInfo(toolset), v, audit), nil
+}
+
+// operatorSchema reports whether t's input schema comes from the
+// operator's config: a declared tool's, generated from its params, or an
+// upstream tool's, as the upstream lists it.
+func operatorSchema(t tools.Tool) bool {
+	return t.Meta.Toolset == declared.Toolset || t.Meta.Toolset == upstream.Toolset
 }
 
 // AuditPath is the configured audit file, or the default under the XDG
