@@ -45,3 +45,7 @@ func (s *Server) SetOffers(offers map[string]func()) { s.offers = offers }
 
 // SetTaskBounds sets tasks.* as Build does.
 func (s *Server) SetTaskBounds(cfg configs.Tasks) { s.tasks.cfg = cfg }
+
+// SchemasCompiled is how many input schemas the server's guard has
+// compiled.
+func (s *Server) SchemasCompiled() int64 { return s.guard.SchemasCompiled() }
