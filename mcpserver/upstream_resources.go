@@ -75,6 +75,11 @@ func (u upstreamItems) guarded() []tools.Tool {
 // prompts too. An upstream whose prompts cannot be listed offers none.
 func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.Tool, closers []io.Closer, log *slog.Logger) (upstreamItems, error) {
 	var out upstreamItems
+	if !slices.ContainsFunc(closers, func(c io.Closer) bool { _, ok := c.(*upstream.Conn); return ok }) {
+		// No upstream is open: nothing to list, and no need to build
+		// the catalog again for the names it takes.
+		return out, nil
+	}
 	taken := reservedNames(cfg)
 	var names []string
 	for _, t := range offered {
