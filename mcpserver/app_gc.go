@@ -28,3 +28,25 @@ func tuneGC() string {
 	debug.SetGCPercent(ServerGCPercent)
 	return strconv.Itoa(ServerGCPercent)
 }
+
+// OneShotMemoryLimit bounds a one-shot command's heap, the collector
+// being off (OneShotGC).
+const OneShotMemoryLimit = 256 << 20
+
+// OneShotGC turns the collector off for a one-shot command (tools,
+// config check, policy explain), unless the operator set GOGC or
+// GOMEMLIMIT: such a command allocates ~10 MB, keeps little of it and
+// exits, and two collections of it (their mark workers run on the idle
+// processor) were about a quarter of its CPU (docs/benchmarks.md, "Third
+// increment"). OneShotMemoryLimit still bounds the heap: near it the
+// collector runs as if on.
+func OneShotGC() {
+	if _, ok := os.LookupEnv("GOGC"); ok {
+		return
+	}
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return
+	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(OneShotMemoryLimit)
+}

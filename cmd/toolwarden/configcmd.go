@@ -15,6 +15,7 @@ func newConfigCmd() *cobra.Command {
 		Short: "Validate a config and print the effective policy, or fail naming file, key and reason",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			mcpserver.OneShotGC()
 			l, err := f.load(cmd)
 			if err != nil {
 				return err

@@ -31,6 +31,7 @@ group, scope, identity (group and scope may repeat), e.g.
 Exit status: 0 allowed, 2 denied, 3 needs approval, 1 could not decide.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			mcpserver.OneShotGC()
 			l, raw, err := f.loadCall(cmd, args)
 			if err != nil {
 				return err

@@ -14,6 +14,7 @@ func newToolsCmd() *cobra.Command {
 		Short: "Print, as JSON, exactly the tools a model sees under the effective config",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			mcpserver.OneShotGC()
 			l, err := f.load(cmd)
 			if err != nil {
 				return err
