@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,6 +78,22 @@ func BenchmarkAuditWriteFloor(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFirstValidate is a tool's first call's validation: its
+// schema compiled, then the arguments checked (the cost moved from
+// start-up to the first call of each tool).
+func BenchmarkFirstValidate(b *testing.B) {
+	raw := fileSchema(b)
+	args := decodeJSON(b, `{"path":"src/main.go"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := NewValidator(map[string]json.RawMessage{"read_file": raw}, nil)
+		require.NoError(b, err)
+		if err := v.Validate("read_file", args); err != nil {
 			b.Fatal(err)
 		}
 	}
