@@ -278,3 +278,39 @@ func TestStdioCallsPassTheRestOn(t *testing.T) {
 		require.NotEmpty(t, tools)
 	}
 }
+
+// BenchmarkStdioAnswer reads one answer line of a 3 KiB text result with
+// structured content, as bareserver's read_file answers: as mcp-go's
+// stdio reader and decodeResult read it before, and as answerOf does.
+func BenchmarkStdioAnswer(b *testing.B) {
+	text := strings.Repeat(strings.Repeat("x", 63)+"\n", 48)
+	result, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}},
+		"structuredContent": map[string]any{"content": text}})
+	line := []byte(`{"jsonrpc":"2.0","id":"tw-1","result":` + string(result) + "}\n")
+	b.Run("mcp-go", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s := strings.TrimRight(string(line), "\r\n")
+			var base struct {
+				JSONRPC string         `json:"jsonrpc"`
+				ID      *mcp.RequestId `json:"id,omitempty"`
+				Method  string         `json:"method,omitempty"`
+			}
+			var resp transport.JSONRPCResponse
+			if json.Unmarshal([]byte(s), &base) != nil || json.Unmarshal([]byte(s), &resp) != nil {
+				b.Fatal("bad line")
+			}
+			if _, err := decodeResult(resp.Result); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("answerOf", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, a, ok := answerOf(line); !ok || a.err != nil {
+				b.Fatal("not an answer", a.err)
+			}
+		}
+	})
+}
