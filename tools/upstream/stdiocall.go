@@ -44,10 +44,10 @@ func newStdioCalls(out io.Reader, in io.WriteCloser) (c *stdioCalls, toTransport
 	return c, r, c.w
 }
 
-// readBuffer is the size of the reader's buffer: most answers fit it; a
-// longer line (up to the message cap, which lineLimit enforces) is
-// gathered in a buffer of its own.
-const readBuffer = 32 << 10
+// readBuffer is the size of the reader's buffer, kept while the upstream
+// runs: most answers fit it; a longer line (up to the message cap, which
+// lineLimit enforces) is gathered in a buffer of its own.
+const readBuffer = 8 << 10
 
 // read routes each line of out until it ends, then fails the calls still
 // waiting and ends the transport's input. A last line with no newline is

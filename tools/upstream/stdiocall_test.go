@@ -139,6 +139,23 @@ func TestStdioCallAnswers(t *testing.T) {
 	require.NotErrorAs(t, err, &te, "a protocol error, not an unreachable upstream")
 }
 
+// TestStdioCallLongAnswers: answers longer than the reader's buffer,
+// between short ones, each come whole and as sent.
+func TestStdioCallLongAnswers(t *testing.T) {
+	sizes := []int{10, 3 * readBuffer, 5, 40 * readBuffer}
+	text := func(i int) string { return strings.Repeat(string(rune('a'+i)), sizes[i%len(sizes)]) }
+	n := 0 // the upstream's count of calls
+	c, _, _ := connectScripted(t, func(s *scripted, id string) {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text(n) + `"}]}}`)
+		n++
+	})
+	for i := range 8 {
+		res, err := callLook(t, c, context.Background())
+		require.NoError(t, err)
+		require.Equal(t, []mcp.Content{mcp.NewTextContent(text(i))}, res.Content, "call %d", i)
+	}
+}
+
 // TestStdioCallHostileLines: an upstream that sends, before the answer,
 // lines that carry the call's id but are no answer (a request, a
 // notification, a response with a method), an answer to another id, an
