@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/guard"
@@ -119,10 +120,12 @@ func (s *upstreamSet) Withheld() []Unavailable {
 }
 
 func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs.Upstream, opts upstream.Options) (io.Closer, error) {
+	start := time.Now()
 	conn, err := upstream.Connect(ctx, u, opts)
 	if err != nil {
 		return nil, err
 	}
+	started := time.Since(start) // spawned, initialized, listed
 	changes, _ := env.Pins.check(u.Name, conn.Listing())
 	offered, withheld, err := offerUpstream(env, i, u, conn.Tools(), conn.Withheld, changes)
 	if err != nil {
@@ -133,7 +136,8 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 	conn.OnToolsChanged(func() { s.relist(env, i, u, conn) })
 	conn.OnEvent(func(e upstream.Event) { upstreamEvent(env, i, e) })
 	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
-		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed())
+		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed(),
+		"started_in", started.Round(time.Millisecond))
 	return conn, nil
 }
 

@@ -1,23 +1,31 @@
 #!/usr/bin/env bash
 # upstream.sh — what toolwarden adds in front of a stdio upstream MCP
 # server: rawload (raw JSON-RPC over pipes, no MCP client library) calls
-# bareserver's read_file directly ("direct") and through toolwarden
-# serving bareserver as an upstream ("guarded": the whole guard, the tool
-# allowed by policy, its capability granted, approval.modes allow, audit
-# on), in alternating rounds of one run; the ratio's median is the figure
-# issue 35 item 7 bounds at 1.2.
+# an upstream's tool directly ("direct") and through toolwarden serving
+# it as an upstream ("guarded": the whole guard, the tool allowed by
+# policy, its capability granted, approval.modes allow, audit on), in
+# alternating rounds of one run; the ratio's median is the figure issue
+# 35 item 7 bounds at 1.2. The upstreams:
+#   bare        bareserver (Go, ours, the leanest possible): read_file
+#   filesystem  npm @modelcontextprotocol/server-filesystem: read_text_file
+#   everything  npm @modelcontextprotocol/server-everything: echo
+# each measured in its own run, all of them by default; the real servers
+# are installed (pinned) by scripts/upstreams/setup-server-*.
 #
 # Usage (from anywhere inside the repo):
 #   scripts/bench/upstream.sh
+#   UPSTREAMS=bare scripts/bench/upstream.sh
 #   BEFORE_BIN=/tmp/tw-old scripts/bench/upstream.sh   # an earlier build too
 #
-# Environment: N (2000), ROUNDS (6), WARMUP (200), TOOLWARDEN_BIN,
-# BEFORE_BIN.
+# Environment: UPSTREAMS ("bare filesystem everything"), N (2000),
+# ROUNDS (6), WARMUP (200), TOOLWARDEN_BIN, BEFORE_BIN, TOOLWARDEN_CACHE
+# (where the npm servers are installed).
 set -euo pipefail
 
 N="${N:-2000}"
 ROUNDS="${ROUNDS:-6}"
 WARMUP="${WARMUP:-200}"
+UPSTREAMS="${UPSTREAMS:-bare filesystem everything}"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twupbench.XXXXXX")"
@@ -36,32 +44,44 @@ if [[ -n "${TOOLWARDEN_BIN:-}" ]]; then
 else
   (cd "$repo" && go build -o "$bin/toolwarden" ./cmd/toolwarden)
 fi
+[[ -z "${BEFORE_BIN:-}" ]] || cp "$BEFORE_BIN" "$bin/toolwarden-before"
 head -c 3072 /dev/zero | tr '\0' 'x' | fold -w 64 >"$ws/bench.txt"
-
-# The upstream is bareserver confined to the workspace, unsandboxed (the
-# sandbox's cost is its own benchmark); the default limits would stop a
-# long run.
-cat >"$tmp/toolwarden.yaml" <<YAML
-policy:
-  allow: [bare__read_file]
-capabilities:
-  grant: ["mcp:call:bare/read_file"]
-approval:
-  modes: {bare__read_file: allow}
-upstreams:
-  - name: bare
-    command: [$bin/bareserver, --root, $ws]
-    sandbox: false
-YAML
 export TOOLWARDEN_LIMITS_MAX_CALLS_PER_SESSION=10000000 TOOLWARDEN_LIMITS_MAX_OUTPUT_BYTES_PER_SESSION=1099511627776
 export XDG_STATE_HOME="$tmp/state"
 
-targets=(--target "direct=stdio:$bin/bareserver --root $ws")
-if [[ -n "${BEFORE_BIN:-}" ]]; then
-  cp "$BEFORE_BIN" "$bin/toolwarden-before"
-  targets+=(--target "before=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-before.jsonl $bin/toolwarden-before serve --workspace $ws --config $tmp/toolwarden.yaml")
-fi
-targets+=(--target "guarded=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit.jsonl $bin/toolwarden serve --workspace $ws --config $tmp/toolwarden.yaml")
-log "rawload: $ROUNDS rounds of $N calls; read_file of a 3 KiB file"
-"$bin/rawload" "${targets[@]}" --target-tool "guarded=bare__read_file" ${BEFORE_BIN:+--target-tool "before=bare__read_file"} \
-  --tool read_file --args '{"path":"bench.txt"}' --n "$N" --rounds "$ROUNDS" --warmup "$WARMUP"
+# bench NAME TOOL ARGS COMMAND... measures one upstream. It is
+# unsandboxed (the sandbox's cost is its own benchmark) and confined to
+# the workspace by its own arguments; the default limits would stop a
+# long run.
+bench() {
+  local name="$1" tool="$2" args="$3"
+  shift 3
+  local conf="$tmp/$name.yaml"
+  {
+    printf 'policy:\n  allow: [%s__%s]\n' "$name" "$tool"
+    printf 'capabilities:\n  grant: ["mcp:call:%s/%s"]\n' "$name" "$tool"
+    printf 'approval:\n  modes: {%s__%s: allow}\n' "$name" "$tool"
+    printf 'upstreams:\n  - name: %s\n    command: [%s]\n    sandbox: false\n' "$name" "$(IFS=,; echo "$*")"
+  } >"$conf"
+  local targets=(--target "direct=stdio:$*")
+  if [[ -n "${BEFORE_BIN:-}" ]]; then
+    targets+=(--target "before=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-before-$name.jsonl $bin/toolwarden-before serve --workspace $ws --config $conf")
+  fi
+  targets+=(--target "guarded=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-$name.jsonl $bin/toolwarden serve --workspace $ws --config $conf")
+  log "$name: rawload, $ROUNDS rounds of $N calls of $tool $args"
+  "$bin/rawload" "${targets[@]}" --target-tool "guarded=${name}__$tool" ${BEFORE_BIN:+--target-tool "before=${name}__$tool"} \
+    --tool "$tool" --args "$args" --n "$N" --rounds "$ROUNDS" --warmup "$WARMUP"
+}
+
+for u in $UPSTREAMS; do
+  case "$u" in
+  bare) bench bare read_file '{"path":"bench.txt"}' "$bin/bareserver" --root "$ws" ;;
+  filesystem)
+    fs="$(cd "$repo" && scripts/upstreams/setup-server-filesystem | tail -n 1)"
+    bench filesystem read_text_file "{\"path\":\"$ws/bench.txt\"}" "$fs" "$ws" ;;
+  everything)
+    ev="$(cd "$repo" && scripts/upstreams/setup-server-everything | tail -n 1)"
+    bench everything echo '{"message":"hello upstream"}' "$ev" stdio ;;
+  *) echo "upstream.sh: unknown upstream '$u' (want bare, filesystem, everything)" >&2; exit 2 ;;
+  esac
+done

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -18,36 +19,49 @@ import (
 // IDs on the same transport.
 var callIDs atomic.Uint64
 
-// callTool calls tool with args on s. On stdio it sends the request on the
-// transport itself and decodes the result once: mcp-go's client decodes
-// it twice more (a probe, then the result) and prepares HTTP headers a
-// pipe has no use for, which was a fifth of what a guarded call of a
-// stdio upstream cost (scripts/bench/upstream.sh). Over HTTP the client,
-// which sets the protocol's headers, sends it.
+// callTool calls tool with args on s. On stdio it writes the request to
+// the upstream itself and stdioCalls takes the answer from the upstream's
+// output before mcp-go's transport sees it, decoding a text-only result
+// once: mcp-go's client decodes each answer three times (its reader twice,
+// then the result) and prepares HTTP headers a pipe has no use for
+// (scripts/bench/upstream.sh). Over HTTP the client, which sets the
+// protocol's headers, sends it.
 func (s *session) callTool(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	if s.proc == nil {
+	if s.calls == nil {
 		call := mcp.CallToolRequest{}
 		call.Params.Name = tool
 		call.Params.Arguments = args
 		return s.client.CallTool(ctx, call)
 	}
+	id := "tw-" + strconv.FormatUint(callIDs.Add(1), 10)
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
-		ID:     mcp.NewRequestId("tw-" + strconv.FormatUint(callIDs.Add(1), 10)),
-		Params: callParams{Name: tool, Arguments: args}}
+		ID: mcp.NewRequestId(id), Params: callParams{Name: tool, Arguments: args}}
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
-	resp, err := s.rec.SendRequest(ctx, req)
+	line, err := json.Marshal(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			s.cancel(ctx, req.ID)
-		}
+		return nil, fmt.Errorf("failed to marshal request: %w", err)
+	}
+	answer, err := s.calls.expect(id)
+	if err != nil {
 		return nil, transport.NewError(err)
 	}
-	if resp.Error != nil {
-		return nil, resp.Error.AsError()
+	if _, err := s.calls.w.Write(append(line, '\n')); err != nil {
+		s.calls.forget(id)
+		return nil, transport.NewError(fmt.Errorf("failed to write request: %w", err))
 	}
-	return decodeResult(resp.Result)
+	select {
+	case a := <-answer:
+		if errors.Is(a.err, transport.ErrTransportClosed) {
+			return nil, transport.NewError(a.err)
+		}
+		return a.res, a.err
+	case <-ctx.Done():
+		s.calls.forget(id)
+		s.cancel(ctx, req.ID)
+		return nil, transport.NewError(ctx.Err())
+	}
 }
 
 // textResult is a tools/call result of text only, with no field mcp-go's
@@ -72,20 +86,7 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.DisallowUnknownFields()
 	if d.Decode(&t) == nil && !d.More() && allText(t.Content) {
-		res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta}, IsError: t.IsError}
-		if len(t.Content) > 0 {
-			res.Content = make([]mcp.Content, len(t.Content))
-			for i, c := range t.Content {
-				res.Content[i] = c
-			}
-		}
-		if len(t.StructuredContent) > 0 && !bytes.Equal(t.StructuredContent, []byte("null")) {
-			// As JSON: the output filter scans it token by token and
-			// sends it as it scanned it, with no decoding to a map and
-			// encoding back.
-			res.StructuredContent = t.StructuredContent
-		}
-		return res, nil
+		return t.result(), nil
 	}
 	var res mcp.CallToolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
@@ -93,6 +94,24 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	}
 	res.RawStructuredContent = nil // the filtered value is what is sent
 	return &res, nil
+}
+
+// result is t as mcp-go's CallToolResult.
+func (t *textResult) result() *mcp.CallToolResult {
+	res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta}, IsError: t.IsError}
+	if len(t.Content) > 0 {
+		res.Content = make([]mcp.Content, len(t.Content))
+		for i, c := range t.Content {
+			res.Content[i] = c
+		}
+	}
+	if len(t.StructuredContent) > 0 && !bytes.Equal(t.StructuredContent, []byte("null")) {
+		// As JSON: the output filter scans it token by token and sends
+		// it as it scanned it, with no decoding to a map and encoding
+		// back.
+		res.StructuredContent = t.StructuredContent
+	}
+	return res
 }
 
 func allText(cs []mcp.TextContent) bool {

@@ -111,13 +111,13 @@ func checkMounts(u configs.Upstream, getenv Env) error {
 }
 
 // session wraps the process's pipes in an MCP stdio transport whose
-// messages are capped (lineLimit).
+// messages are capped (lineLimit), behind stdioCalls.
 func (p *proc) session(u configs.Upstream, log *slog.Logger) *session {
 	p.limit = &lineLimit{r: p.stdout, max: maxMessageBytes(u), over: p.kill}
 	p.tail = &tail{}
 	go p.tail.drain(p.stderr, u.Name, log)
-	t := transport.NewIO(p.limit, p.stdin, nil)
-	return &session{t: t, proc: p}
+	calls, out, in := newStdioCalls(p.limit, p.stdin)
+	return &session{t: transport.NewIO(out, in, nil), proc: p, calls: calls}
 }
 
 // startSandboxed starts u's command in the sandbox, with the workspace

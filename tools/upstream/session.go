@@ -18,6 +18,8 @@ type session struct {
 	rec    *recorder
 	// proc is the session's process, nil for a url upstream.
 	proc *proc
+	// calls answers callTool's requests on stdio, nil over HTTP.
+	calls *stdioCalls
 	// cap is what became of a url upstream's messages over the cap, nil
 	// for a command upstream.
 	cap     *urlCap
@@ -66,6 +68,9 @@ func (s *session) close() error {
 	}
 	if s.proc != nil {
 		s.proc.stop()
+	}
+	if s.calls != nil {
+		s.calls.close()
 	}
 	return err
 }
