@@ -88,6 +88,38 @@ upstreams:
 	}
 }
 
+// TestUpstreamSandboxKilledServerAsOrdinaryAccount: an IDE that dies
+// takes the server run as the ordinary account with it (SIGKILL, no
+// shutdown of its own); the sandboxed upstream and every process of its
+// sandbox go too, under each rootless backend.
+func TestUpstreamSandboxKilledServerAsOrdinaryAccount(t *testing.T) {
+	testenv.Root(t)
+	testenv.Need(t, AccountEnv, AccountHomeEnv)
+	bin := readableHostile(t)
+	for _, backend := range upstreamBackends {
+		t.Run(backend, func(t *testing.T) {
+			var base string
+			a := startAsAccount(t, backend, func(b string) string {
+				base = b
+				return `
+policy:
+  allow: [hostile__notes]
+upstreams:
+  - name: hostile
+    command: [` + bin + `]
+    mounts: [` + filepath.Dir(bin) + `]
+    connect_timeout: 2m
+`
+			})
+			res := callUpstream(t, a.client, "hostile__notes", nil)
+			require.False(t, res.IsError, "%+v", res.Content)
+			tree := serverTree(t, base, backend)
+			require.NoError(t, syscall.Kill(tree[0].pid, syscall.SIGKILL))
+			tree.gone(t)
+		})
+	}
+}
+
 // TestUpstreamSandboxedEverythingAsOrdinaryAccount runs the reference
 // server "everything" (npm, node) as a sandboxed upstream of a server
 // started as the ordinary test account, under each rootless backend: its
@@ -204,6 +236,7 @@ func hasAuditLine(t *testing.T, path, tool string, outcome guard.Outcome) bool {
 // start time.
 type proc struct {
 	pid   int
+	state string
 	start string
 	cmd   string
 }
@@ -266,7 +299,9 @@ func (tree processTree) gone(t *testing.T) {
 	for {
 		var left processTree
 		for _, p := range tree {
-			if q, _, ok := statProc(p.pid); ok && q.start == p.start {
+			// A zombie has exited (the killed server stays one until the
+			// client's Close reaps it).
+			if q, _, ok := statProc(p.pid); ok && q.start == p.start && q.state != "Z" {
 				left = append(left, q)
 			}
 		}
@@ -280,7 +315,7 @@ func (tree processTree) gone(t *testing.T) {
 	}
 }
 
-// statProc reads the start time, parent and command line of pid.
+// statProc reads the state, start time, parent and command line of pid.
 func statProc(pid int) (p proc, ppid int, ok bool) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -298,5 +333,5 @@ func statProc(pid int) (p proc, ppid int, ok bool) {
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return proc{pid: pid, start: f[19], cmd: strings.ReplaceAll(strings.TrimSpace(string(cmd)), "\x00", " ")}, ppid, true
+	return proc{pid: pid, state: f[0], start: f[19], cmd: strings.ReplaceAll(strings.TrimSpace(string(cmd)), "\x00", " ")}, ppid, true
 }
