@@ -35,7 +35,7 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 	}
 	id := "tw-" + strconv.FormatUint(callIDs.Add(1), 10)
 	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
-		ID: mcp.NewRequestId(id), Params: callParams{Name: tool, Arguments: args}}
+		ID: mcp.NewRequestId(id), Params: callParams{Name: tool, Arguments: args, Meta: s.meta}}
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
@@ -127,6 +127,7 @@ func allText(cs []mcp.TextContent) bool {
 type callParams struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
 }
 
 // cancel tells the upstream that the request id is abandoned

@@ -20,6 +20,10 @@ type session struct {
 	proc *proc
 	// calls answers callTool's requests on stdio, nil over HTTP.
 	calls *stdioCalls
+	// meta is the _meta envelope each request carries when the upstream
+	// speaks 2026-07-28 or later (mcp-go's client adds it to its own
+	// requests; callTool's go past it), nil for earlier revisions.
+	meta map[string]any
 	// cap is what became of a url upstream's messages over the cap, nil
 	// for a command upstream.
 	cap     *urlCap

@@ -331,3 +331,44 @@ func BenchmarkStdioAnswer(b *testing.B) {
 		}
 	})
 }
+
+// TestStdioCallCarriesTheModernEnvelope: an upstream that speaks
+// 2026-07-28 (here a real mcp-go stdio server) gets, with every call
+// read past mcp-go's client, the _meta envelope that revision requires
+// of each request (protocol version, client capabilities and identity);
+// strict servers (the Python SDK's) refuse a call without it.
+func TestStdioCallCarriesTheModernEnvelope(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	metas := make(chan map[string]any, 1)
+	s := server.NewMCPServer("modern", "1")
+	s.AddTool(mcp.NewTool("look", mcp.WithString("q")), func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		m := map[string]any{}
+		if req.Params.Meta != nil {
+			m = req.Params.Meta.AdditionalFields
+		}
+		metas <- m
+		return mcp.NewToolResultText("ok"), nil
+	})
+	srv := server.NewStdioServer(s)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = srv.Listen(ctx, inR, outW) }()
+	u := configs.Upstream{Name: "modern", Command: []string{"unused"}}
+	p := &proc{stdin: inW, stdout: outR, stderr: strings.NewReader(""), done: make(chan struct{}), kill: func() {}}
+	d := func(context.Context) (*session, error) { return p.session(u, slog.New(slog.DiscardHandler)), nil }
+	c, err := connectWith(context.Background(), u, d, Options{Version: "test", Log: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	t.Cleanup(func() { cancel(); outW.Close(); close(p.done); c.Close() })
+	sess, out := c.session()
+	require.Nil(t, out)
+	version := sess.client.ProtocolVersion()
+	require.True(t, mcp.IsModernProtocol(version), "mcp-go's server speaks the stateless revision (%s)", version)
+
+	res, err := callLook(t, c, context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []mcp.Content{mcp.NewTextContent("ok")}, res.Content)
+	m := <-metas
+	require.Equal(t, version, m[mcp.MetaKeyProtocolVersion])
+	require.Contains(t, m, mcp.MetaKeyClientCapabilities)
+	require.Equal(t, map[string]any{"name": "toolwarden", "version": "test"}, m[mcp.MetaKeyClientInfo])
+}

@@ -181,6 +181,11 @@ func (c *Conn) open(ctx context.Context) (*session, error) {
 		s.close()
 		return nil, fmt.Errorf("initialize: %w", s.explain(timeoutErr(ctx, err)))
 	}
+	if v := s.client.ProtocolVersion(); mcp.IsModernProtocol(v) {
+		s.meta = map[string]any{mcp.MetaKeyProtocolVersion: v,
+			mcp.MetaKeyClientCapabilities: s.client.GetClientCapabilities(),
+			mcp.MetaKeyClientInfo:         init.Params.ClientInfo}
+	}
 	c.mu.Lock()
 	c.server = res.ServerInfo
 	c.mu.Unlock()
