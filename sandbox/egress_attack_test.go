@@ -3,6 +3,7 @@ package sandbox_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/sandbox"
@@ -30,7 +31,10 @@ func TestEgressAttackNetDir(t *testing.T) {
 	for _, r := range runners(t) {
 		t.Run(r.Name(), func(t *testing.T) {
 			p := newTestProxy(t)
-			res := run(t, r, sandbox.Request{Argv: bash(attackScript), Network: p.network()})
+			// find walks the whole root (the host's /usr among it): under
+			// gVisor on a loaded machine that outlasts the default 20 s.
+			res := run(t, r, sandbox.Request{Argv: bash(attackScript), Network: p.network(),
+				Limits: sandbox.Limits{Timeout: 3 * time.Minute}})
 			require.Equal(t, 0, res.ExitCode, string(res.Stderr))
 			out := string(res.Stdout)
 			require.NotContains(t, out, "DONE", out)
