@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -58,4 +59,18 @@ func (a account) commandIn(dir string) transport.CommandFunc {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.uid), Gid: uint32(a.gid)}}
 		return cmd, nil
 	}
+}
+
+// accountDir is a directory every account can enter (removed after the
+// test), holding a copy of the built binary the account can run: the
+// test's own build directory may be closed to it.
+func accountDir(t *testing.T, prefix string) (base, bin string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	bin = filepath.Join(base, "toolwarden")
+	copyFile(t, binary, bin, 0o755)
+	return base, bin
 }

@@ -53,12 +53,7 @@ func startAsAccount(t *testing.T, backend string, config func(base string) strin
 	need := testenv.Need(t, AccountEnv, AccountHomeEnv)
 	acct := lookupAccount(t, need[0])
 
-	base, err := os.MkdirTemp("", "toolwarden-egress-rootless-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	require.NoError(t, os.Chmod(base, 0o755))
-	bin := filepath.Join(base, "toolwarden")
-	copyFile(t, binary, bin, 0o755)
+	base, bin := accountDir(t, "toolwarden-egress-rootless-")
 	ws := filepath.Join(base, "project")
 	audit := filepath.Join(base, "audit")
 	for _, d := range []string{ws, audit} {

@@ -28,12 +28,7 @@ func TestRunScriptAsOrdinaryAccount(t *testing.T) {
 	acct := lookupAccount(t, need[0])
 	home := need[1]
 
-	base, err := os.MkdirTemp("", "toolwarden-rootless-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	require.NoError(t, os.Chmod(base, 0o755))
-	bin := filepath.Join(base, "toolwarden")
-	copyFile(t, binary, bin, 0o755)
+	base, bin := accountDir(t, "toolwarden-rootless-")
 	ws := filepath.Join(base, "project")
 	require.NoError(t, os.Mkdir(ws, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(ws, "in.txt"), []byte("from the project\n"), 0o600))

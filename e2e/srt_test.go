@@ -33,12 +33,7 @@ func TestVSCodeSandbox(t *testing.T) {
 	srtBin := need[0]
 	acct := lookupAccount(t, need[1])
 
-	base, err := os.MkdirTemp("", "toolwarden-srt-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	require.NoError(t, os.Chmod(base, 0o755))
-	bin := filepath.Join(base, "toolwarden")
-	copyFile(t, binary, bin, 0o755)
+	base, bin := accountDir(t, "toolwarden-srt-")
 	home := filepath.Join(base, "home")
 	ws := filepath.Join(base, "project")
 	tmp := filepath.Join(base, "vscode-tmp")
