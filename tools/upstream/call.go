@@ -79,8 +79,9 @@ type textResult struct {
 // result in one pass (textResult), any other (another content type, any
 // field textResult does not hold) by mcp.CallToolResult's own decoding.
 // Both give the same content; the structured content is the JSON as sent
-// (one pass) or its decoded value. Neither keeps RawStructuredContent,
-// which an encoder would send in place of the filtered value.
+// (one pass) or its decoded value. The guard's output filter drops the
+// RawStructuredContent mcp-go's decoding keeps beside the value
+// (outfilter.Filter.Result), so what leaves is what it filtered.
 func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var t textResult
 	d := json.NewDecoder(bytes.NewReader(raw))
@@ -92,7 +93,6 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("failed to unmarshal response: %w", err)
 	}
-	res.RawStructuredContent = nil // the filtered value is what is sent
 	return &res, nil
 }
 

@@ -154,7 +154,6 @@ func (c *Conn) forward(tool string) server.ToolHandlerFunc {
 		if err != nil {
 			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(cutOr(note, err)))), nil
 		}
-		res.RawStructuredContent = nil // what the guard filters is what is sent
 		return res, nil
 	}
 }
