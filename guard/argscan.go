@@ -1,8 +1,10 @@
 package guard
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -67,14 +69,14 @@ func (a ArgScan) ruleFor(tool *ToolInfo) ArgRule {
 	if r.Markers == "" {
 		r.Markers = ArgFlag
 	}
-	globs := make([]string, 0, len(a.Tools))
+	var globs []string
 	for g := range a.Tools {
 		if nameMatch(g, tool.Name) {
 			globs = append(globs, g)
 		}
 	}
-	sort.Slice(globs, func(i, j int) bool {
-		return len(globs[i]) < len(globs[j]) || len(globs[i]) == len(globs[j]) && globs[i] < globs[j]
+	slices.SortFunc(globs, func(a, b string) int {
+		return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 	})
 	for _, g := range globs {
 		t := a.Tools[g]
@@ -161,35 +163,58 @@ func (g *Guard) scanArgs(call Call) *argScan {
 // walk scans v, the argument at name (the value of the object member
 // member, "" in an array), and returns it with its secrets redacted, and
 // whether any was. An object's member names are scanned too: a map keyed
-// by tokens is no hiding place.
+// by tokens is no hiding place. Nothing is copied unless something is
+// redacted: an object or array that changed is a shallow copy of v with
+// the changed members replaced, v itself is never changed.
 func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string, v any, depth int) (any, bool) {
 	switch x := v.(type) {
 	case string:
 		s.files = append(s.files, s.refs.Find(x)...)
 		if depth == 1 && slices.Contains(tool.PathArgs, name) {
-			return x, false
+			return v, false
 		}
-		return s.text(f, name, member, x)
+		if out, changed := s.text(f, name, member, x); changed {
+			return out, true
+		}
+		return v, false
 	case map[string]any:
-		out, changed := make(map[string]any, len(x)), false
+		var out map[string]any // a copy of x, once a member changes
 		for k, e := range x {
 			key, kc := s.text(f, joinArg(name, "(name)"), "", k)
-			var c bool
-			out[key], c = s.walk(f, tool, joinArg(name, k), k, e, depth+1)
-			changed = changed || c || kc
+			val, c := s.walk(f, tool, joinArg(name, k), k, e, depth+1)
+			if !kc && !c {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			delete(out, k)
+			out[key] = val
 		}
-		if s.split(f, tool, name, x, out, depth) {
+		changed := out != nil
+		if s.split(f, tool, name, x, &out, depth) {
 			changed = true
 		}
-		return out, changed
-	case []any:
-		out, changed := make([]any, len(x)), false
-		for i, e := range x {
-			var c bool
-			out[i], c = s.walk(f, tool, name+"["+strconv.Itoa(i)+"]", "", e, depth+1)
-			changed = changed || c
+		if !changed {
+			return v, false
 		}
-		return out, changed
+		return out, true
+	case []any:
+		var out []any // a copy of x, once an element changes
+		for i, e := range x {
+			val, c := s.walk(f, tool, name+"["+strconv.Itoa(i)+"]", "", e, depth+1)
+			if !c {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(x)
+			}
+			out[i] = val
+		}
+		if out == nil {
+			return v, false
+		}
+		return out, true
 	}
 	return v, false
 }

@@ -149,6 +149,28 @@ func TestArgumentScanRedacts(t *testing.T) {
 	require.Contains(t, string(raw), `"path":"a.md"`)
 }
 
+// Redacting copies only what changed: a secret deep in an array and a
+// key split over two members are replaced in what the tool receives,
+// every other member is passed as it was, and the caller's arguments are
+// left as they came.
+func TestArgumentScanRedactsCopies(t *testing.T) {
+	secret := fakesecret.All(3)[0]
+	g := newArgGuard(t, ArgScan{Secrets: ArgRedact, Markers: ArgFlag}, &memAuditor{})
+	args := `{"path":"KW4HXJ5LMT","content":"AKIAZ7Q2VN","tags":[{"label":"ok"},{"label":` + quote("x "+secret.Line) + `}]}`
+	call := argCall(t, "send_msg", args)
+	ticket, denial := g.Admit(call)
+	require.Nil(t, denial)
+	var got noteArgs
+	require.NoError(t, json.Unmarshal(ticket.RedactedArgs(), &got))
+	require.NotEqual(t, "KW4HXJ5LMT", got.Path, "the split key's halves are redacted")
+	require.NotEqual(t, "AKIAZ7Q2VN", got.Content)
+	require.Len(t, got.Tags, 2)
+	require.Equal(t, "ok", got.Tags[0].Label)
+	require.NotContains(t, got.Tags[1].Label, secret.Value)
+	require.Contains(t, got.Tags[1].Label, outfilter.Redaction(secret.Rule))
+	require.Equal(t, decodeJSON(t, args), call.Args, "the caller's arguments were changed")
+}
+
 // policy explain shows the rule that scanned the arguments.
 func TestArgumentScanExplain(t *testing.T) {
 	secret := fakesecret.All(3)[0]

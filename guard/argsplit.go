@@ -2,6 +2,7 @@ package guard
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -22,15 +23,16 @@ const (
 )
 
 // split scans the pairs of x's fragments and reports whether it redacted
-// any (in out, the object with its secrets redacted).
-func (s *argScan) split(f *outfilter.Filter, tool *ToolInfo, name string, x, out map[string]any, depth int) bool {
+// any (in *out, the object with its secrets redacted: a copy of x made
+// when none was yet, nil while nothing changed).
+func (s *argScan) split(f *outfilter.Filter, tool *ToolInfo, name string, x map[string]any, out *map[string]any, depth int) bool {
 	if s.rule.Secrets == ArgAllow {
 		return false
 	}
 	var keys []string
 	for k, v := range x {
 		str, ok := v.(string)
-		if ok && fragment(str) && !(depth == 0 && slices.Contains(tool.PathArgs, k)) && out[k] == v {
+		if ok && fragment(str) && !(depth == 0 && slices.Contains(tool.PathArgs, k)) && unchanged(*out, k, v) {
 			keys = append(keys, k)
 		}
 	}
@@ -52,11 +54,21 @@ func (s *argScan) split(f *outfilter.Filter, tool *ToolInfo, name string, x, out
 				s.secrets = append(s.secrets, fmt.Sprintf("%s+%s: secret %s split across arguments", joinArg(name, a), joinArg(name, b), r))
 			}
 			if s.rule.Secrets == ArgRedact {
-				out[a], out[b], changed = outfilter.Redaction(sortedKeys(rep.Redactions)[0]), outfilter.Redaction(sortedKeys(rep.Redactions)[0]), true
+				if *out == nil {
+					*out = maps.Clone(x)
+				}
+				r := outfilter.Redaction(sortedKeys(rep.Redactions)[0])
+				(*out)[a], (*out)[b], changed = r, r, true
 			}
 		}
 	}
 	return changed
+}
+
+// unchanged reports whether member k of the object's redacted copy out
+// (nil: nothing redacted yet) still holds v.
+func unchanged(out map[string]any, k string, v any) bool {
+	return out == nil || out[k] == v
 }
 
 // fragment reports whether v may be part of a split token.

@@ -11,7 +11,7 @@ import (
 // checkCapabilities denies a call that needs a capability the policy
 // revokes or does not grant; the denial names the capability.
 func checkCapabilities(in *input) Decision {
-	needs, err := Needs(in.tool, in.call.Args)
+	needs, err := in.call.capNeeds(in.tool)
 	if err != nil {
 		return deny(err.Rule, err)
 	}

@@ -208,8 +208,8 @@ var scriptExts = []string{".sh", ".bash", ".zsh", ".py", ".pl", ".rb", ".js", ".
 // stages (paths of files given content to run).
 func flowOf(args any) (why string, staged []string) {
 	obj, _ := args.(map[string]any)
-	var strs []string
-	collect(args, &strs, 0)
+	var buf [8]string // most calls have a few strings: no allocation
+	strs := collect(args, buf[:0], 0)
 	slices.Sort(strs) // the first class found names the taint: the same every time
 	for _, s := range strs {
 		if credentialVar(strings.TrimSpace(s)) {
@@ -269,23 +269,23 @@ func looksLikePath(s string) bool {
 }
 
 // collect appends every string in v (values and member names) to out.
-func collect(v any, out *[]string, depth int) {
+func collect(v any, out []string, depth int) []string {
 	if depth > 32 {
-		return
+		return out
 	}
 	switch x := v.(type) {
 	case string:
-		*out = append(*out, x)
+		out = append(out, x)
 	case map[string]any:
 		for k, e := range x {
-			*out = append(*out, k)
-			collect(e, out, depth+1)
+			out = collect(e, append(out, k), depth+1)
 		}
 	case []any:
 		for _, e := range x {
-			collect(e, out, depth+1)
+			out = collect(e, out, depth+1)
 		}
 	}
+	return out
 }
 
 // runsStaged is the script staged earlier in the session that args name
@@ -296,8 +296,7 @@ func runsStaged(args any, staged []string) string {
 	}
 	obj, _ := args.(map[string]any)
 	again := stagedScripts(obj)
-	var strs []string
-	collect(args, &strs, 0)
+	strs := collect(args, nil, 0)
 	for _, p := range staged {
 		if slices.Contains(again, p) {
 			continue

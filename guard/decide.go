@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolwarden/toolwarden/audit"
+	"github.com/toolwarden/toolwarden/internal/capability"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
@@ -68,6 +69,21 @@ type Call struct {
 	// tainted says why the call's session is tainted ("": it is not),
 	// and taintMode is policy.taint (see taint.go).
 	tainted, taintMode string
+	// needs are the capabilities the call needs (Needs), worked out once
+	// by Admit for the capability check and the call's provenance;
+	// needsSet says they were.
+	needs    []capability.Capability
+	needsErr *toolerr.Error
+	needsSet bool
+}
+
+// capNeeds returns the capabilities the call of tool needs: those Admit
+// worked out, or Needs'.
+func (c Call) capNeeds(tool *ToolInfo) ([]capability.Capability, *toolerr.Error) {
+	if c.needsSet {
+		return c.needs, c.needsErr
+	}
+	return Needs(tool, c.Args)
 }
 
 // key is what limits are counted under.

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/audit"
 	"github.com/toolwarden/toolwarden/guard/outfilter"
 	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
@@ -76,10 +77,11 @@ func mergeMeta(filtered, own *mcp.Meta) *mcp.Meta {
 }
 
 // recordFinished writes a finished call's audit line, with the number of
-// secrets the output filter redacted (by rule: the observer's detail).
-func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactedBy map[string]int) error {
+// secrets the output filter redacted (by rule: the observer's detail) and
+// what the call spent.
+func (g *Guard) recordFinished(t *Ticket, outcome Outcome, code string, redactedBy map[string]int, spent *audit.Spend) error {
 	e := entry(t.call, t.digest, "allowed", outcome, code, t.start)
-	e.Capabilities, e.Spent = t.used(), t.spent()
+	e.Capabilities, e.Spent = t.used(), spent
 	for _, n := range redactedBy {
 		e.Redactions += n
 	}

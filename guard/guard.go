@@ -136,8 +136,10 @@ type Ticket struct {
 	// cost is what the call spends of limits.budget; out is its result's
 	// size once it has one (provenance).
 	cost, out int64
-	// caps are the capabilities the call uses (see used).
-	caps []string
+	// caps are the capabilities the call uses (see used), in capsBuf
+	// when they fit.
+	caps    []string
+	capsBuf [2]string
 }
 
 // Admit decides a call and writes the decision's audit line. On denial it
@@ -153,6 +155,8 @@ func (g *Guard) Admit(call Call) (*Ticket, *toolerr.Error) {
 	c := Charge{Key: call.key(), Applied: applied, Bytes: call.ArgBytes, Prepaid: call.prepaid}
 	if tool != nil {
 		c.Cost = cost(tool, applied)
+		call.needs, call.needsErr = Needs(tool, call.Args)
+		call.needsSet = true
 	}
 	d, err := g.decideAndCharge(c, call, tool)
 	if err != nil {
@@ -257,8 +261,9 @@ func (t *Ticket) finish(res *mcp.CallToolResult, err error, as Outcome) *mcp.Cal
 		outcome = as
 	}
 	t.out = int64(size)
-	res.Meta = outfilter.WithProvenance(res.Meta, t.provenance())
-	if aerr := t.g.recordFinished(t, outcome, code, redactions); aerr != nil {
+	spent := t.spent()
+	res.Meta = outfilter.AddProvenance(res.Meta, t.provenance(spent))
+	if aerr := t.g.recordFinished(t, outcome, code, redactions, spent); aerr != nil {
 		return toolerr.Result(toolerr.Wrap(aerr, toolerr.AuditWrite, auditHint,
 			"the call ran but its audit line could not be written, so its result is withheld").WithRule("audit.write"))
 	}

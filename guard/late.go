@@ -36,7 +36,7 @@ func (t *Ticket) Abandon(e *toolerr.Error) *mcp.CallToolResult {
 // returned, with outcome and the code of what it returned. Its result
 // reaches nobody, so it is neither filtered nor counted.
 func (t *Ticket) EndAbandoned(outcome Outcome, code toolerr.Code) error {
-	return t.g.recordFinished(t, outcome, string(code), nil)
+	return t.g.recordFinished(t, outcome, string(code), nil, t.spent())
 }
 
 // Reject writes the audit line of a call the server refuses before the

@@ -59,26 +59,18 @@ func subtreeOf(p string) string {
 // template of argument name, with that argument's value val: one need
 // per value (per element of a list), its subtree when subtree is set.
 func appendFilled(out []capability.Capability, tool *ToolInfo, c capability.Capability, name string, subtree bool, val any) ([]capability.Capability, *toolerr.Error) {
-	fill := func(v string) {
-		if subtree {
-			v = subtreeOf(v)
-		}
-		out = append(out, capability.Capability{Resource: c.Resource, Verb: c.Verb, Scope: v})
-	}
 	isPath := slices.Contains(tool.PathArgs, name)
 	switch x := val.(type) {
 	case nil:
 		if isPath {
-			fill(".")
-			return out, nil
+			return append(out, filled(c, ".", subtree)), nil
 		}
 	case string:
 		v, err := templateValue(tool, name, x, isPath || c.Resource == "fs")
 		if err != nil {
 			return nil, err
 		}
-		fill(v)
-		return out, nil
+		return append(out, filled(c, v, subtree)), nil
 	case []any:
 		if x == nil {
 			break
@@ -89,11 +81,19 @@ func appendFilled(out []capability.Capability, tool *ToolInfo, c capability.Capa
 			if err != nil {
 				return nil, err
 			}
-			fill(v)
+			out = append(out, filled(c, v, subtree))
 		}
 		return out, nil
 	}
 	return nil, templateError(tool, name, "is missing or not a string")
+}
+
+// filled is c with its scope the value v, or v's subtree.
+func filled(c capability.Capability, v string, subtree bool) capability.Capability {
+	if subtree {
+		v = subtreeOf(v)
+	}
+	return capability.Capability{Resource: c.Resource, Verb: c.Verb, Scope: v}
 }
 
 // templateValue checks one value of argument name. A path argument, or

@@ -22,13 +22,13 @@ func (t *Ticket) needed() []string {
 	if tool == nil {
 		return []string{}
 	}
-	needs, err := Needs(tool, t.call.Args)
+	needs, err := t.call.capNeeds(tool)
 	if err != nil {
 		return tool.Capabilities
 	}
-	out := make([]string, len(needs))
-	for i, n := range needs {
-		out[i] = n.String()
+	out := t.capsBuf[:0]
+	for _, n := range needs {
+		out = append(out, n.String())
 	}
 	return out
 }
@@ -40,7 +40,8 @@ func (t *Ticket) spent() *audit.Spend {
 	return &audit.Spend{Calls: 1, BytesIn: t.call.ArgBytes, BytesOut: t.out, Budget: t.cost}
 }
 
-// provenance is the call's provenance for its result's meta.
-func (t *Ticket) provenance() outfilter.Provenance {
-	return outfilter.Provenance{Capabilities: t.used(), Spent: t.spent(), Arguments: t.call.scan.findings()}
+// provenance is the call's provenance for its result's meta, with what
+// it spent.
+func (t *Ticket) provenance(spent *audit.Spend) outfilter.Provenance {
+	return outfilter.Provenance{Capabilities: t.used(), Spent: spent, Arguments: t.call.scan.findings()}
 }

@@ -17,21 +17,21 @@ type provenanced struct {
 	Provenance
 }
 
-// WithProvenance returns m (a result's meta, as Result made it) with p
-// added to its MetaKey report. m is not changed; a meta without the
-// report gets one that says untrusted.
-func WithProvenance(m *mcp.Meta, p Provenance) *mcp.Meta {
-	out := &mcp.Meta{AdditionalFields: map[string]any{}}
-	if m != nil {
-		out.ProgressToken = m.ProgressToken
-		for k, v := range m.AdditionalFields {
-			out.AdditionalFields[k] = v
-		}
+// AddProvenance adds p to m's MetaKey report and returns m: m is a
+// result's meta as Result (or toolerr.Result) made it, for that result
+// alone, so it is changed in place. A nil meta, or one without the
+// report, gets one that says untrusted.
+func AddProvenance(m *mcp.Meta, p Provenance) *mcp.Meta {
+	if m == nil {
+		m = &mcp.Meta{}
 	}
-	rep, ok := out.AdditionalFields[MetaKey].(metaReport)
+	if m.AdditionalFields == nil {
+		m.AdditionalFields = make(map[string]any, 1)
+	}
+	rep, ok := m.AdditionalFields[MetaKey].(metaReport)
 	if !ok {
 		rep = metaReport{Untrusted: true}
 	}
-	out.AdditionalFields[MetaKey] = provenanced{rep, p}
-	return out
+	m.AdditionalFields[MetaKey] = provenanced{rep, p}
+	return m
 }
