@@ -41,13 +41,16 @@ var mayImport = map[string][]string{
 		"mcpserver/internal/wire", "mcpserver/stdio", "mcpserver/httpserve"),
 	// Writes tool results' JSON-RPC answers in one pass (both transports).
 	"mcpserver/internal/wire": {"internal/structured"},
+	// Writes one request's notifications before its answer (both
+	// transports).
+	"mcpserver/internal/relay": {},
 	// The stdio transport: hands requests to mcp-go's server, never to
 	// mcpserver, which builds that server and imports the transport.
-	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire", "internal/rpcerr"},
+	"mcpserver/stdio": {"internal/jsonrpcstrict", "mcpserver/internal/wire", "mcpserver/internal/relay", "internal/rpcerr"},
 	// The HTTP transports (streamable, legacy SSE), likewise: the server
 	// is handed to it as mcp-go's server and a few hooks.
 	"mcpserver/httpserve": with(leaves, "configs", "internal/jsonrpcstrict", "internal/oauth", "internal/tracing",
-		"mcpserver/internal/wire", "internal/hostcheck"),
+		"mcpserver/internal/wire", "mcpserver/internal/relay", "internal/hostcheck"),
 	"bridge": leaves,
 	"guard":  with(leaves, "guard/outfilter", "audit", "internal/jsonenc"),
 	// The hash-chained audit log: append, rotate, verify, torn tails.

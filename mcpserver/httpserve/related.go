@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/relay"
 )
 
 // The notifications a request's handler sends (progress, log messages)
@@ -30,24 +31,19 @@ import (
 // Here, a POST of a request gets its own channel (relatedStream): the
 // handler sees its session through relatedSession, whose
 // NotificationChannel is that channel, and a relay writes what arrives
-// there to the POST's response; the answer is written only once the
-// relay has written everything sent before it. Broadcasts (list changes)
+// there to the POST's response (the relay starts at the first one: a
+// request that sends none costs no goroutine); the answer is written only
+// once the relay has written everything sent before it. Broadcasts (list changes)
 // still go to the session's channel, as they relate to no request.
-
-// relatedBuffer is how many notifications a request may have waiting for
-// its stream, as many as mcp-go's session channel holds; past it, the
-// sender gets mcp-go's ErrNotificationChannelBlocked.
-const relatedBuffer = 100
 
 type relatedKey struct{}
 
 // relatedStream is a POST's own notification channel and the writer its
 // relay and mcp-go share.
 type relatedStream struct {
-	ch     chan mcp.JSONRPCNotification
-	stop   chan struct{}
-	exited chan struct{}
-	once   sync.Once
+	// relay writes the handler's notifications (relay.Buffer may wait),
+	// from the first one on.
+	relay *relay.Relay
 
 	// hdr is the header mcp-go sets; it is copied to w's when mcp-go
 	// writes the header, as the relay may be writing w's meanwhile.
@@ -75,10 +71,8 @@ func relateNotifications(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		rs := &relatedStream{
-			ch: make(chan mcp.JSONRPCNotification, relatedBuffer), stop: make(chan struct{}), exited: make(chan struct{}), hdr: http.Header{}, w: w,
-		}
-		go rs.relay()
+		rs := &relatedStream{hdr: http.Header{}, w: w}
+		rs.relay = relay.New(rs.writeEvent)
 		defer rs.finish()
 		next.ServeHTTP(rs, r.WithContext(context.WithValue(r.Context(), relatedKey{}, rs)))
 	})
@@ -98,7 +92,7 @@ func relateSession(mcpServer *server.MCPServer) server.HTTPContextFunc {
 			// notifications go where mcp-go sends them.
 			return ctx
 		}
-		return mcpServer.WithContext(ctx, &relatedSession{streamSession: cs, ch: rs.ch})
+		return mcpServer.WithContext(ctx, &relatedSession{streamSession: cs, relay: rs.relay})
 	}
 }
 
@@ -122,39 +116,17 @@ type streamSession interface {
 // session itself, but for where its notifications go.
 type relatedSession struct {
 	streamSession
-	ch chan mcp.JSONRPCNotification
+	relay *relay.Relay
 }
 
-func (s *relatedSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.ch }
-
-// relay writes the request's notifications to its response as they
-// come, until finish; then it writes those still waiting and ends.
-func (rs *relatedStream) relay() {
-	defer close(rs.exited)
-	for {
-		select {
-		case n := <-rs.ch:
-			rs.writeEvent(n)
-		case <-rs.stop:
-			for {
-				select {
-				case n := <-rs.ch:
-					rs.writeEvent(n)
-				default:
-					return
-				}
-			}
-		}
-	}
+func (s *relatedSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.relay.Channel()
 }
 
-// finish stops the relay once it has written every notification sent so
+// finish returns once the relay has written every notification sent so
 // far. It is called before the answer is written: the handler has
 // returned, so every notification it sent is in the channel or written.
-func (rs *relatedStream) finish() {
-	rs.once.Do(func() { close(rs.stop) })
-	<-rs.exited
-}
+func (rs *relatedStream) finish() { rs.relay.Finish() }
 
 // writeEvent writes n as an event, making the response an event stream
 // if it is not one yet, as mcp-go does for its own first notification.

@@ -3,10 +3,10 @@ package stdio
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/toolwarden/toolwarden/mcpserver/internal/relay"
 )
 
 // A call's notifications (progress, log messages) must reach the client
@@ -17,8 +17,8 @@ import (
 // was sometimes written after the answer (the conformance suite saw 2 of
 // 3 progress notifications, TestCallNotificationsBeforeAnswer). A call's
 // handler now sees the session through callSession, whose notifications
-// a relay of the call's writes, and the answer is written once the relay
-// has written all of them.
+// a relay of the call's writes (started at the first one), and the answer
+// is written once the relay has written all of them.
 
 // sessionTraits is what mcp-go v1.2.1's stdio session is; callSession is
 // each of these, as the session it stands for.
@@ -35,10 +35,12 @@ type sessionTraits interface {
 // itself, but for where its notifications go.
 type callSession struct {
 	sessionTraits
-	ch chan mcp.JSONRPCNotification
+	relay *relay.Relay
 }
 
-func (s *callSession) NotificationChannel() chan<- mcp.JSONRPCNotification { return s.ch }
+func (s *callSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.relay.Channel()
+}
 
 // relate returns ctx with the call's own session, and the function that
 // returns once every notification sent so far is written. A session
@@ -48,33 +50,8 @@ func (c *toolCalls) relate(ctx context.Context) (context.Context, func()) {
 	if !ok {
 		return ctx, func() {}
 	}
-	// As many as mcp-go's session channel holds; past it, the sender gets
-	// mcp-go's ErrNotificationChannelBlocked.
-	ch := make(chan mcp.JSONRPCNotification, 100)
-	stop, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		for {
-			select {
-			case n := <-ch:
-				c.writeNotification(n)
-			case <-stop:
-				for {
-					select {
-					case n := <-ch:
-						c.writeNotification(n)
-					default:
-						return
-					}
-				}
-			}
-		}
-	}()
-	var once sync.Once
-	return c.srv.WithContext(ctx, &callSession{sessionTraits: cs, ch: ch}), func() {
-		once.Do(func() { close(stop) })
-		<-exited
-	}
+	r := relay.New(c.writeNotification)
+	return c.srv.WithContext(ctx, &callSession{sessionTraits: cs, relay: r}), r.Finish
 }
 
 // writeNotification writes n as mcp-go's stdio server would, one line.
