@@ -67,9 +67,12 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 // textResult is a tools/call result of text only, with no field mcp-go's
 // CallToolResult would hold elsewhere: most results are, and decoding one
 // in a single pass into this costs a third of what CallToolResult's own
-// decoding does (it decodes each content item twice, first its type).
+// decoding does (it decodes each content item twice, first its type). A
+// server speaking 2026-07-28 adds a resultType to every result: without
+// it here, each of its answers was decoded four times.
 type textResult struct {
 	Meta              *mcp.Meta         `json:"_meta,omitempty"`
+	ResultType        mcp.ResultType    `json:"resultType,omitempty"`
 	Content           []mcp.TextContent `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
@@ -98,7 +101,7 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 
 // result is t as mcp-go's CallToolResult.
 func (t *textResult) result() *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta}, IsError: t.IsError}
+	res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta, ResultType: t.ResultType}, IsError: t.IsError}
 	if len(t.Content) > 0 {
 		res.Content = make([]mcp.Content, len(t.Content))
 		for i, c := range t.Content {

@@ -22,8 +22,36 @@ var decodeCases = map[string]string{
 	"image without data":   `{"content":[{"type":"image","text":"not an image"}]}`,
 	"unknown field":        `{"content":[{"type":"text","text":"t","extra":1}],"other":2}`,
 	"result type":          `{"content":[{"type":"text","text":"t"}],"resultType":"complete"}`,
+	"modern":               modernResult,
+	"input required":       `{"content":[{"type":"text","text":"t"}],"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s"}`,
 	"trailing data":        `{"content":[{"type":"text","text":"t"}]} {"content":[]}`,
 	"case of keys":         `{"CONTENT":[{"TYPE":"text","Text":"t"}]}`,
+}
+
+// modernResult is a text result as a server speaking 2026-07-28 sends it
+// (bareserver's read_file): its identity in _meta, a resultType, the
+// structured content beside the text.
+const modernResult = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"content":[{"type":"text","text":"{\"a\":1}"}],"resultType":"complete","structuredContent":{"a":1}}`
+
+// onePass are the decodeCases that decodeResult and answerOf read in one
+// pass (textResult): their structured content stays the JSON as sent.
+var onePass = []string{"structured", "modern"}
+
+// TestDecodeResultOnePass: text-only results, also those of 2026-07-28
+// with a resultType, are read in one pass, not by mcp-go's decoding
+// (which the structured content as a decoded value would show).
+func TestDecodeResultOnePass(t *testing.T) {
+	for _, name := range onePass {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodeResult(json.RawMessage(decodeCases[name]))
+			require.NoError(t, err)
+			require.IsType(t, json.RawMessage(nil), got.StructuredContent)
+			_, a, ok := answerOf([]byte(`{"jsonrpc":"2.0","id":"tw-1","result":` + decodeCases[name] + `}`))
+			require.True(t, ok)
+			require.NoError(t, a.err)
+			require.IsType(t, json.RawMessage(nil), a.res.StructuredContent)
+		})
+	}
 }
 
 // TestDecodeResultAsMCPGo: every case decodes to what mcp-go's
@@ -59,11 +87,13 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // BenchmarkDecodeResult decodes a 3 KiB text result with structured
-// content, as bareserver's read_file answers, both ways.
+// content, as bareserver's read_file answers over 2026-07-28 (its
+// identity in _meta, a resultType), both ways.
 func BenchmarkDecodeResult(b *testing.B) {
 	text := strings.Repeat("x", 3072)
 	body, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"content":"` + text + `"}`}},
-		"structuredContent": map[string]any{"content": text}})
+		"structuredContent": map[string]any{"content": text}, "resultType": "complete",
+		"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bareserver", "version": "0.1.0"}}})
 	b.Run("mcp-go", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -81,4 +111,20 @@ func BenchmarkDecodeResult(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkAnswerOf reads the whole answer line of BenchmarkDecodeResult's
+// result off the upstream's output, as stdioCalls does.
+func BenchmarkAnswerOf(b *testing.B) {
+	text := strings.Repeat("x", 3072)
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "tw-1", "result": map[string]any{
+		"content":           []any{map[string]any{"type": "text", "text": `{"content":"` + text + `"}`}},
+		"structuredContent": map[string]any{"content": text}, "resultType": "complete",
+		"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bareserver", "version": "0.1.0"}}}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, a, ok := answerOf(line); !ok || a.err != nil {
+			b.Fatal("no answer")
+		}
+	}
 }
