@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -87,9 +88,7 @@ type textResult struct {
 // (outfilter.Filter.Result), so what leaves is what it filtered.
 func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var t textResult
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if d.Decode(&t) == nil && !d.More() && allText(t.Content) {
+	if onePass(raw, &t) && allText(t.Content) {
 		return t.result(), nil
 	}
 	var res mcp.CallToolResult
@@ -97,6 +96,17 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 		return nil, fmt.Errorf("failed to unmarshal response: %w", err)
 	}
 	return &res, nil
+}
+
+// onePass decodes data into v in a single pass (go-json-experiment's
+// decoder: encoding/json scans a message once to check it, then again to
+// decode it) and reports whether it could. It refuses what encoding/json
+// would read otherwise (a member v does not hold, a name that matches one
+// only in another case, a duplicate name, invalid UTF-8), so that where
+// it succeeds, encoding/json gives the same value; the callers then
+// decode as mcp-go does.
+func onePass(data []byte, v any) bool {
+	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)) == nil
 }
 
 // result is t as mcp-go's CallToolResult.

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,12 @@ var decodeCases = map[string]string{
 	"input required":       `{"content":[{"type":"text","text":"t"}],"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s"}`,
 	"trailing data":        `{"content":[{"type":"text","text":"t"}]} {"content":[]}`,
 	"case of keys":         `{"CONTENT":[{"TYPE":"text","Text":"t"}]}`,
+	"case of one key":      `{"content":[{"type":"text","Text":"t"}],"structuredContent":{"a":1}}`,
+	"duplicate names":      `{"content":[{"type":"text","text":"a","text":"b"}],"structuredContent":{"a":1}}`,
+	"duplicate content":    `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"content":[{"type":"text","text":"t"}]}`,
+	"invalid utf-8":        "{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}],\"structuredContent\":{\"a\":1}}",
+	"escaped names":        `{"\u0063ontent":[{"type":"text","text":"t"}],"structuredContent":{"a":1}}`,
+	"null text":            `{"content":[{"type":"text","text":null}],"structuredContent":null}`,
 }
 
 // modernResult is a text result as a server speaking 2026-07-28 sends it
@@ -33,15 +40,15 @@ var decodeCases = map[string]string{
 // structured content beside the text.
 const modernResult = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"content":[{"type":"text","text":"{\"a\":1}"}],"resultType":"complete","structuredContent":{"a":1}}`
 
-// onePass are the decodeCases that decodeResult and answerOf read in one
+// onePassCases are the decodeCases that decodeResult and answerOf read in one
 // pass (textResult): their structured content stays the JSON as sent.
-var onePass = []string{"structured", "modern"}
+var onePassCases = []string{"structured", "modern", "escaped names"}
 
 // TestDecodeResultOnePass: text-only results, also those of 2026-07-28
 // with a resultType, are read in one pass, not by mcp-go's decoding
 // (which the structured content as a decoded value would show).
 func TestDecodeResultOnePass(t *testing.T) {
-	for _, name := range onePass {
+	for _, name := range onePassCases {
 		t.Run(name, func(t *testing.T) {
 			got, err := decodeResult(json.RawMessage(decodeCases[name]))
 			require.NoError(t, err)
@@ -67,13 +74,19 @@ func TestDecodeResultAsMCPGo(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Nil(t, got.RawStructuredContent, "it would be sent in place of the filtered value")
 			if want.StructuredContent != nil {
+				// One pass where it reads as mcp-go does, mcp-go's own
+				// decoding (a decoded value) everywhere else.
+				_, raw := got.StructuredContent.(json.RawMessage)
+				require.Equal(t, slices.Contains(onePassCases, name), raw, "one pass")
+				if raw {
+					require.Nil(t, got.RawStructuredContent)
+				}
 				var sc any
 				require.NoError(t, json.Unmarshal(mustJSON(t, got.StructuredContent), &sc))
 				require.Equal(t, want.StructuredContent, sc)
 			}
-			want.StructuredContent, want.RawStructuredContent, got.StructuredContent = nil, nil, nil
+			want.StructuredContent, want.RawStructuredContent, got.StructuredContent, got.RawStructuredContent = nil, nil, nil, nil
 			require.Equal(t, &want, got)
 		})
 	}

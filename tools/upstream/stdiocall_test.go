@@ -126,7 +126,7 @@ func TestStdioCallAnswers(t *testing.T) {
 			}
 			require.NoError(t, err)
 			want.StructuredContent, want.RawStructuredContent = nil, nil
-			got.StructuredContent = nil
+			got.StructuredContent, got.RawStructuredContent = nil, nil
 			require.Equal(t, &want, got)
 		})
 	}
