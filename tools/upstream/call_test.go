@@ -1,11 +1,13 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -140,4 +142,69 @@ func BenchmarkAnswerOf(b *testing.B) {
 			b.Fatal("no answer")
 		}
 	}
+}
+
+// callParams are the params of tools/call as encoding/json encodes them:
+// what callLine must match.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
+}
+
+// TestCallLine: the request callTool writes is one line, and the same
+// JSON value as encoding/json gives for the request (any tool name, any
+// arguments, pretty-printed ones too, with and without the 2026-07-28
+// envelope); arguments that are no JSON are refused, never written.
+func TestCallLine(t *testing.T) {
+	metas := map[string]map[string]any{"none": nil, "modern": {mcp.MetaKeyProtocolVersion: "2026-07-28",
+		mcp.MetaKeyClientInfo: mcp.Implementation{Name: "toolwarden", Version: "<dev>"}}}
+	tools := []string{"look", `a"b\c`, "é\u2028<&>"}
+	args := []string{``, `{}`, `null`, `{"q":"x"}`, "{\n  \"q\": [1, 2],\n\t\"r\": \"\\n\"\n}", `{"html":"<&>"}`}
+	for mname, meta := range metas {
+		s := &session{meta: meta}
+		for _, tool := range tools {
+			for _, a := range args {
+				line, err := s.callLine("tw-7", tool, json.RawMessage(a))
+				require.NoError(t, err)
+				body, ok := bytes.CutSuffix(line, []byte("\n"))
+				require.True(t, ok, "a line ends in a newline")
+				require.NotContains(t, string(body), "\n", "one line")
+				want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
+					ID: mcp.NewRequestId("tw-7"), Params: callParams{Name: tool, Arguments: json.RawMessage(a), Meta: meta}})
+				require.NoError(t, err)
+				require.JSONEq(t, string(want), string(body), "%s %q %q", mname, tool, a)
+			}
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{"a":1}}`, `{"a":1},"method":"x"`, "{\"a\":1}\n{\"b\":2}"} {
+		_, err := (&session{}).callLine("tw-8", "look", json.RawMessage(bad))
+		require.Error(t, err, "%q", bad)
+	}
+}
+
+// BenchmarkCallLine writes a read_file request with the 2026-07-28
+// envelope, as callTool did (encoding/json over the request) and does.
+func BenchmarkCallLine(b *testing.B) {
+	meta := map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: mcp.ClientCapabilities{},
+		mcp.MetaKeyClientInfo: mcp.Implementation{Name: "toolwarden", Version: "dev"}}
+	args := json.RawMessage(`{"path":"bench.txt"}`)
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
+				ID: mcp.NewRequestId("tw-1"), Params: callParams{Name: "read_file", Arguments: args, Meta: meta}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("callLine", func(b *testing.B) {
+		s := &session{meta: meta}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.callLine("tw-1", "read_file", args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
