@@ -128,22 +128,6 @@ func BenchmarkDecodeResult(b *testing.B) {
 	})
 }
 
-// BenchmarkAnswerOf reads the whole answer line of BenchmarkDecodeResult's
-// result off the upstream's output, as stdioCalls does.
-func BenchmarkAnswerOf(b *testing.B) {
-	text := strings.Repeat("x", 3072)
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "tw-1", "result": map[string]any{
-		"content":           []any{map[string]any{"type": "text", "text": `{"content":"` + text + `"}`}},
-		"structuredContent": map[string]any{"content": text}, "resultType": "complete",
-		"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bareserver", "version": "0.1.0"}}}})
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, a, ok := answerOf(line); !ok || a.err != nil {
-			b.Fatal("no answer")
-		}
-	}
-}
-
 // callParams are the params of tools/call as encoding/json encodes them:
 // what callLine must match.
 type callParams struct {

@@ -330,6 +330,18 @@ func BenchmarkStdioAnswer(b *testing.B) {
 			}
 		}
 	})
+	// The same answer as a server speaking 2026-07-28 sends it (bareserver
+	// does): its identity in _meta, a resultType.
+	modern := []byte(`{"jsonrpc":"2.0","id":"tw-1","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"resultType":"complete",` +
+		string(result[1:]) + "}\n")
+	b.Run("answerOf-2026", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, a, ok := answerOf(modern); !ok || a.err != nil {
+				b.Fatal("not an answer", a.err)
+			}
+		}
+	})
 }
 
 // TestStdioCallCarriesTheModernEnvelope: an upstream that speaks
