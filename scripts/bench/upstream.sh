@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # upstream.sh — what toolwarden adds in front of a stdio upstream MCP
 # server: rawload (raw JSON-RPC over pipes, no MCP client library) calls
-# an upstream's tool directly ("direct") and through toolwarden serving
-# it as an upstream ("guarded": the whole guard, the tool allowed by
-# policy, its capability granted, approval.modes allow, audit on), in
-# alternating rounds of one run; the ratio's median is the figure issue
-# 35 item 7 bounds at 1.2. The upstreams:
+# an upstream's tool directly ("direct"), through scripts/bench/relay
+# ("relay": a process that copies lines both ways and parses nothing, the
+# floor of any stdio proxy) and through toolwarden serving it as an
+# upstream ("guarded": the whole guard, the tool allowed by policy, its
+# capability granted, approval.modes allow, audit on), in alternating
+# rounds of one run. guarded/direct's median is the figure issue 35 item
+# 7 bounds at 1.2; relay/direct is what the extra process hop alone
+# costs, guarded/relay what toolwarden adds over that hop. The upstreams:
 #   bare        bareserver (Go, ours, the leanest possible): read_file
 #   filesystem  npm @modelcontextprotocol/server-filesystem: read_text_file
 #   everything  npm @modelcontextprotocol/server-everything: echo
@@ -18,12 +21,12 @@
 #   BEFORE_BIN=/tmp/tw-old scripts/bench/upstream.sh   # an earlier build too
 #
 # Environment: UPSTREAMS ("bare filesystem everything"), N (2000),
-# ROUNDS (6), WARMUP (200), TOOLWARDEN_BIN, BEFORE_BIN, TOOLWARDEN_CACHE
+# ROUNDS (6, or 8 with BEFORE_BIN: a multiple of the targets), WARMUP (200), TOOLWARDEN_BIN, BEFORE_BIN, TOOLWARDEN_CACHE
 # (where the npm servers are installed).
 set -euo pipefail
 
 N="${N:-2000}"
-ROUNDS="${ROUNDS:-6}"
+ROUNDS="${ROUNDS:-$([[ -n "${BEFORE_BIN:-}" ]] && echo 8 || echo 6)}"
 WARMUP="${WARMUP:-200}"
 UPSTREAMS="${UPSTREAMS:-bare filesystem everything}"
 
@@ -38,7 +41,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 log "building into $bin"
 mkdir -p "$bin" "$ws"
-(cd "$repo" && go build -o "$bin/" ./scripts/bench/rawload ./scripts/bench/bareserver)
+(cd "$repo" && go build -o "$bin/" ./scripts/bench/rawload ./scripts/bench/bareserver ./scripts/bench/relay)
 if [[ -n "${TOOLWARDEN_BIN:-}" ]]; then
   cp "$TOOLWARDEN_BIN" "$bin/toolwarden"
 else
@@ -63,14 +66,16 @@ bench() {
     printf 'approval:\n  modes: {%s__%s: allow}\n' "$name" "$tool"
     printf 'upstreams:\n  - name: %s\n    command: [%s]\n    sandbox: false\n' "$name" "$(IFS=,; echo "$*")"
   } >"$conf"
-  local targets=(--target "direct=stdio:$*")
+  local targets=(--target "direct=stdio:$*" --target "relay=stdio:$bin/relay $*")
+  local ratios=(--ratio guarded/relay --ratio relay/direct)
   if [[ -n "${BEFORE_BIN:-}" ]]; then
     targets+=(--target "before=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-before-$name.jsonl $bin/toolwarden-before serve --workspace $ws --config $conf")
+    ratios+=(--ratio before/relay --ratio guarded/before)
   fi
   targets+=(--target "guarded=stdio:env TOOLWARDEN_AUDIT_PATH=$tmp/audit-$name.jsonl $bin/toolwarden serve --workspace $ws --config $conf")
   log "$name: rawload, $ROUNDS rounds of $N calls of $tool $args"
   "$bin/rawload" "${targets[@]}" --target-tool "guarded=${name}__$tool" ${BEFORE_BIN:+--target-tool "before=${name}__$tool"} \
-    --tool "$tool" --args "$args" --n "$N" --rounds "$ROUNDS" --warmup "$WARMUP"
+    --tool "$tool" --args "$args" --n "$N" --rounds "$ROUNDS" --warmup "$WARMUP" "${ratios[@]}"
 }
 
 for u in $UPSTREAMS; do

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -34,12 +36,10 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 		return s.client.CallTool(ctx, call)
 	}
 	id := "tw-" + strconv.FormatUint(callIDs.Add(1), 10)
-	req := transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
-		ID: mcp.NewRequestId(id), Params: callParams{Name: tool, Arguments: args, Meta: s.meta}}
 	if err := ctx.Err(); err != nil {
 		return nil, transport.NewError(err)
 	}
-	line, err := json.Marshal(req)
+	line, err := s.callLine(id, tool, args)
 	if err != nil {
 		return nil, fmt.Errorf("failed to marshal request: %w", err)
 	}
@@ -47,7 +47,7 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 	if err != nil {
 		return nil, transport.NewError(err)
 	}
-	if _, err := s.calls.w.Write(append(line, '\n')); err != nil {
+	if _, err := s.calls.w.Write(line); err != nil {
 		s.calls.forget(id)
 		return nil, transport.NewError(fmt.Errorf("failed to write request: %w", err))
 	}
@@ -59,17 +59,69 @@ func (s *session) callTool(ctx context.Context, tool string, args json.RawMessag
 		return a.res, a.err
 	case <-ctx.Done():
 		s.calls.forget(id)
-		s.cancel(ctx, req.ID)
+		s.cancel(ctx, mcp.NewRequestId(id))
 		return nil, transport.NewError(ctx.Err())
 	}
+}
+
+// callLine is the tools/call request with the string id (callIDs), the
+// arguments as validated and the session's _meta envelope, as one line
+// ending in a newline: the JSON value encoding/json would give for it,
+// put together from its parts (the envelope encoded once per session)
+// rather than by reflection over a request and a map each call. The
+// arguments are compacted, so that pretty-printed ones stay on the line,
+// and refused unless they are one JSON value.
+func (s *session) callLine(id, tool string, args json.RawMessage) ([]byte, error) {
+	meta, err := s.metaJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(make([]byte, 0, 96+len(id)+len(tool)+len(args)+len(meta)))
+	b.WriteString(`{"jsonrpc":"2.0","id":`)
+	for i, v := range []string{id, tool} {
+		q, err := jsontext.AppendQuote(b.AvailableBuffer(), v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(q)
+		if i == 0 {
+			b.WriteString(`,"method":"tools/call","params":{"name":`)
+		}
+	}
+	if len(args) > 0 {
+		b.WriteString(`,"arguments":`)
+		if err := json.Compact(b, args); err != nil {
+			return nil, err
+		}
+	}
+	if len(meta) > 0 {
+		b.WriteString(`,"_meta":`)
+		b.Write(meta)
+	}
+	b.WriteString("}}\n")
+	return b.Bytes(), nil
+}
+
+// metaJSON is the session's _meta envelope as JSON, encoded at its first
+// call (the envelope is set before the session serves any).
+func (s *session) metaJSON() ([]byte, error) {
+	s.metaOnce.Do(func() {
+		if s.meta != nil {
+			s.metaLine, s.metaErr = json.Marshal(s.meta)
+		}
+	})
+	return s.metaLine, s.metaErr
 }
 
 // textResult is a tools/call result of text only, with no field mcp-go's
 // CallToolResult would hold elsewhere: most results are, and decoding one
 // in a single pass into this costs a third of what CallToolResult's own
-// decoding does (it decodes each content item twice, first its type).
+// decoding does (it decodes each content item twice, first its type). A
+// server speaking 2026-07-28 adds a resultType to every result: without
+// it here, each of its answers was decoded four times.
 type textResult struct {
 	Meta              *mcp.Meta         `json:"_meta,omitempty"`
+	ResultType        mcp.ResultType    `json:"resultType,omitempty"`
 	Content           []mcp.TextContent `json:"content"`
 	StructuredContent json.RawMessage   `json:"structuredContent,omitempty"`
 	IsError           bool              `json:"isError,omitempty"`
@@ -84,9 +136,7 @@ type textResult struct {
 // (outfilter.Filter.Result), so what leaves is what it filtered.
 func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var t textResult
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.DisallowUnknownFields()
-	if d.Decode(&t) == nil && !d.More() && allText(t.Content) {
+	if onePass(raw, &t) && allText(t.Content) {
 		return t.result(), nil
 	}
 	var res mcp.CallToolResult
@@ -96,9 +146,20 @@ func decodeResult(raw json.RawMessage) (*mcp.CallToolResult, error) {
 	return &res, nil
 }
 
+// onePass decodes data into v in a single pass (go-json-experiment's
+// decoder: encoding/json scans a message once to check it, then again to
+// decode it) and reports whether it could. It refuses what encoding/json
+// would read otherwise (a member v does not hold, a name that matches one
+// only in another case, a duplicate name, invalid UTF-8), so that where
+// it succeeds, encoding/json gives the same value; the callers then
+// decode as mcp-go does.
+func onePass(data []byte, v any) bool {
+	return jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)) == nil
+}
+
 // result is t as mcp-go's CallToolResult.
 func (t *textResult) result() *mcp.CallToolResult {
-	res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta}, IsError: t.IsError}
+	res := &mcp.CallToolResult{Result: mcp.Result{Meta: t.Meta, ResultType: t.ResultType}, IsError: t.IsError}
 	if len(t.Content) > 0 {
 		res.Content = make([]mcp.Content, len(t.Content))
 		for i, c := range t.Content {
@@ -121,13 +182,6 @@ func allText(cs []mcp.TextContent) bool {
 		}
 	}
 	return true
-}
-
-// callParams are the params of tools/call, the arguments as validated.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Meta      map[string]any  `json:"_meta,omitempty"`
 }
 
 // cancel tells the upstream that the request id is abandoned

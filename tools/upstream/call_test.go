@@ -1,10 +1,13 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -22,8 +25,42 @@ var decodeCases = map[string]string{
 	"image without data":   `{"content":[{"type":"image","text":"not an image"}]}`,
 	"unknown field":        `{"content":[{"type":"text","text":"t","extra":1}],"other":2}`,
 	"result type":          `{"content":[{"type":"text","text":"t"}],"resultType":"complete"}`,
+	"modern":               modernResult,
+	"input required":       `{"content":[{"type":"text","text":"t"}],"resultType":"input_required","inputRequests":{"a":{"method":"roots/list"}},"requestState":"s"}`,
 	"trailing data":        `{"content":[{"type":"text","text":"t"}]} {"content":[]}`,
 	"case of keys":         `{"CONTENT":[{"TYPE":"text","Text":"t"}]}`,
+	"case of one key":      `{"content":[{"type":"text","Text":"t"}],"structuredContent":{"a":1}}`,
+	"duplicate names":      `{"content":[{"type":"text","text":"a","text":"b"}],"structuredContent":{"a":1}}`,
+	"duplicate content":    `{"content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"content":[{"type":"text","text":"t"}]}`,
+	"invalid utf-8":        "{\"content\":[{\"type\":\"text\",\"text\":\"a\xffb\"}],\"structuredContent\":{\"a\":1}}",
+	"escaped names":        `{"\u0063ontent":[{"type":"text","text":"t"}],"structuredContent":{"a":1}}`,
+	"null text":            `{"content":[{"type":"text","text":null}],"structuredContent":null}`,
+}
+
+// modernResult is a text result as a server speaking 2026-07-28 sends it
+// (bareserver's read_file): its identity in _meta, a resultType, the
+// structured content beside the text.
+const modernResult = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"content":[{"type":"text","text":"{\"a\":1}"}],"resultType":"complete","structuredContent":{"a":1}}`
+
+// onePassCases are the decodeCases that decodeResult and answerOf read in one
+// pass (textResult): their structured content stays the JSON as sent.
+var onePassCases = []string{"structured", "modern", "escaped names"}
+
+// TestDecodeResultOnePass: text-only results, also those of 2026-07-28
+// with a resultType, are read in one pass, not by mcp-go's decoding
+// (which the structured content as a decoded value would show).
+func TestDecodeResultOnePass(t *testing.T) {
+	for _, name := range onePassCases {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodeResult(json.RawMessage(decodeCases[name]))
+			require.NoError(t, err)
+			require.IsType(t, json.RawMessage(nil), got.StructuredContent)
+			_, a, ok := answerOf([]byte(`{"jsonrpc":"2.0","id":"tw-1","result":` + decodeCases[name] + `}`))
+			require.True(t, ok)
+			require.NoError(t, a.err)
+			require.IsType(t, json.RawMessage(nil), a.res.StructuredContent)
+		})
+	}
 }
 
 // TestDecodeResultAsMCPGo: every case decodes to what mcp-go's
@@ -39,13 +76,19 @@ func TestDecodeResultAsMCPGo(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Nil(t, got.RawStructuredContent, "it would be sent in place of the filtered value")
 			if want.StructuredContent != nil {
+				// One pass where it reads as mcp-go does, mcp-go's own
+				// decoding (a decoded value) everywhere else.
+				_, raw := got.StructuredContent.(json.RawMessage)
+				require.Equal(t, slices.Contains(onePassCases, name), raw, "one pass")
+				if raw {
+					require.Nil(t, got.RawStructuredContent)
+				}
 				var sc any
 				require.NoError(t, json.Unmarshal(mustJSON(t, got.StructuredContent), &sc))
 				require.Equal(t, want.StructuredContent, sc)
 			}
-			want.StructuredContent, want.RawStructuredContent, got.StructuredContent = nil, nil, nil
+			want.StructuredContent, want.RawStructuredContent, got.StructuredContent, got.RawStructuredContent = nil, nil, nil, nil
 			require.Equal(t, &want, got)
 		})
 	}
@@ -59,11 +102,13 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // BenchmarkDecodeResult decodes a 3 KiB text result with structured
-// content, as bareserver's read_file answers, both ways.
+// content, as bareserver's read_file answers over 2026-07-28 (its
+// identity in _meta, a resultType), both ways.
 func BenchmarkDecodeResult(b *testing.B) {
 	text := strings.Repeat("x", 3072)
 	body, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"content":"` + text + `"}`}},
-		"structuredContent": map[string]any{"content": text}})
+		"structuredContent": map[string]any{"content": text}, "resultType": "complete",
+		"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bareserver", "version": "0.1.0"}}})
 	b.Run("mcp-go", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -77,6 +122,71 @@ func BenchmarkDecodeResult(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := decodeResult(body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// callParams are the params of tools/call as encoding/json encodes them:
+// what callLine must match.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      map[string]any  `json:"_meta,omitempty"`
+}
+
+// TestCallLine: the request callTool writes is one line, and the same
+// JSON value as encoding/json gives for the request (any tool name, any
+// arguments, pretty-printed ones too, with and without the 2026-07-28
+// envelope); arguments that are no JSON are refused, never written.
+func TestCallLine(t *testing.T) {
+	metas := map[string]map[string]any{"none": nil, "modern": {mcp.MetaKeyProtocolVersion: "2026-07-28",
+		mcp.MetaKeyClientInfo: mcp.Implementation{Name: "toolwarden", Version: "<dev>"}}}
+	tools := []string{"look", `a"b\c`, "é\u2028<&>"}
+	args := []string{``, `{}`, `null`, `{"q":"x"}`, "{\n  \"q\": [1, 2],\n\t\"r\": \"\\n\"\n}", `{"html":"<&>"}`}
+	for mname, meta := range metas {
+		s := &session{meta: meta}
+		for _, tool := range tools {
+			for _, a := range args {
+				line, err := s.callLine("tw-7", tool, json.RawMessage(a))
+				require.NoError(t, err)
+				body, ok := bytes.CutSuffix(line, []byte("\n"))
+				require.True(t, ok, "a line ends in a newline")
+				require.NotContains(t, string(body), "\n", "one line")
+				want, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
+					ID: mcp.NewRequestId("tw-7"), Params: callParams{Name: tool, Arguments: json.RawMessage(a), Meta: meta}})
+				require.NoError(t, err)
+				require.JSONEq(t, string(want), string(body), "%s %q %q", mname, tool, a)
+			}
+		}
+	}
+	for _, bad := range []string{`{"a":`, `{"a":1}}`, `{"a":1},"method":"x"`, "{\"a\":1}\n{\"b\":2}"} {
+		_, err := (&session{}).callLine("tw-8", "look", json.RawMessage(bad))
+		require.Error(t, err, "%q", bad)
+	}
+}
+
+// BenchmarkCallLine writes a read_file request with the 2026-07-28
+// envelope, as callTool did (encoding/json over the request) and does.
+func BenchmarkCallLine(b *testing.B) {
+	meta := map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientCapabilities: mcp.ClientCapabilities{},
+		mcp.MetaKeyClientInfo: mcp.Implementation{Name: "toolwarden", Version: "dev"}}
+	args := json.RawMessage(`{"path":"bench.txt"}`)
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, Method: string(mcp.MethodToolsCall),
+				ID: mcp.NewRequestId("tw-1"), Params: callParams{Name: "read_file", Arguments: args, Meta: meta}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("callLine", func(b *testing.B) {
+		s := &session{meta: meta}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.callLine("tw-1", "read_file", args); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -2,7 +2,9 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -11,26 +13,32 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLineLimit: lines up to the cap pass whole, across reads; the first
-// longer one fails the read, once, calls over, and nothing more is read.
+// TestLineLimit: lines up to the cap pass whole, across reads or many in
+// one; the first longer one fails the read, once, calls over, and nothing
+// more is read; what the failing read returns ends at the cap.
 func TestLineLimit(t *testing.T) {
-	killed := 0
-	src := strings.NewReader("short\n" + strings.Repeat("a", 10) + "\n" + strings.Repeat("b", 11) + "\nnever\n")
-	l := &lineLimit{r: iotest{src, 3}, max: 10, over: func() { killed++ }}
-	br := bufio.NewReader(l)
-	line, err := br.ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "short\n", line)
-	line, err = br.ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, strings.Repeat("a", 10)+"\n", line)
-	_, err = br.ReadString('\n')
-	var tooLarge *MessageTooLargeError
-	require.True(t, errors.As(err, &tooLarge), "%v", err)
-	require.Equal(t, 10, tooLarge.Max)
-	_, err = br.ReadString('\n')
-	require.Error(t, err)
-	require.Equal(t, 1, killed)
+	for _, chunk := range []int{1, 3, 7, 1000} {
+		t.Run(fmt.Sprint(chunk), func(t *testing.T) {
+			killed := 0
+			src := strings.NewReader("short\n" + strings.Repeat("a", 10) + "\n" + strings.Repeat("b", 11) + "\nnever\n")
+			l := &lineLimit{r: iotest{src, chunk}, max: 10, over: func() { killed++ }}
+			br := bufio.NewReader(l)
+			line, err := br.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "short\n", line)
+			line, err = br.ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, strings.Repeat("a", 10)+"\n", line)
+			line, err = br.ReadString('\n')
+			var tooLarge *MessageTooLargeError
+			require.True(t, errors.As(err, &tooLarge), "%v", err)
+			require.Equal(t, 10, tooLarge.Max)
+			require.Equal(t, strings.Repeat("b", 10), line, "passed on up to the cap, not past it")
+			_, err = br.ReadString('\n')
+			require.Error(t, err)
+			require.Equal(t, 1, killed)
+		})
+	}
 }
 
 // iotest reads at most n bytes at a time, as a pipe may.
@@ -52,4 +60,19 @@ func TestBackoff(t *testing.T) {
 		require.LessOrEqual(t, d, w)
 	}
 	require.LessOrEqual(t, b.next(restartStable), time.Second, "a process that lived restartStable starts the series again")
+}
+
+// BenchmarkLineLimit passes a 6 KiB answer through the cap, as one read.
+func BenchmarkLineLimit(b *testing.B) {
+	line := []byte(strings.Repeat("x", 6<<10) + "\n")
+	p := make([]byte, 8<<10)
+	r := bytes.NewReader(line)
+	l := &lineLimit{r: r, max: DefaultMaxMessageBytes, over: func() {}}
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		r.Reset(line)
+		if n, err := l.Read(p); n != len(line) || err != nil {
+			b.Fatal(n, err)
+		}
+	}
 }

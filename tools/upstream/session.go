@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -24,6 +25,10 @@ type session struct {
 	// speaks 2026-07-28 or later (mcp-go's client adds it to its own
 	// requests; callTool's go past it), nil for earlier revisions.
 	meta map[string]any
+	// metaLine is meta as JSON, encoded once (metaJSON).
+	metaOnce sync.Once
+	metaLine []byte
+	metaErr  error
 	// cap is what became of a url upstream's messages over the cap, nil
 	// for a command upstream.
 	cap     *urlCap

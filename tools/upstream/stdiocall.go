@@ -111,9 +111,7 @@ type anyMessage struct {
 // any other message.
 func answerOf(line []byte) (id string, a callAnswer, ok bool) {
 	var t textAnswer
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.DisallowUnknownFields()
-	if d.Decode(&t) == nil && !d.More() && (t.Error != nil || (t.Result != nil && allText(t.Result.Content))) {
+	if onePass(line, &t) && (t.Error != nil || (t.Result != nil && allText(t.Result.Content))) {
 		if id, ok = stringID(t.ID); !ok {
 			return "", a, false
 		}

@@ -126,7 +126,7 @@ func TestStdioCallAnswers(t *testing.T) {
 			}
 			require.NoError(t, err)
 			want.StructuredContent, want.RawStructuredContent = nil, nil
-			got.StructuredContent = nil
+			got.StructuredContent, got.RawStructuredContent = nil, nil
 			require.Equal(t, &want, got)
 		})
 	}
@@ -326,6 +326,18 @@ func BenchmarkStdioAnswer(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, a, ok := answerOf(line); !ok || a.err != nil {
+				b.Fatal("not an answer", a.err)
+			}
+		}
+	})
+	// The same answer as a server speaking 2026-07-28 sends it (bareserver
+	// does): its identity in _meta, a resultType.
+	modern := []byte(`{"jsonrpc":"2.0","id":"tw-1","result":{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"resultType":"complete",` +
+		string(result[1:]) + "}\n")
+	b.Run("answerOf-2026", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, a, ok := answerOf(modern); !ok || a.err != nil {
 				b.Fatal("not an answer", a.err)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 )
@@ -37,7 +38,13 @@ type config struct {
 	timeout     time.Duration
 	childStderr bool
 	jsonOut     bool
+	// ratios are extra pairs of targets whose per-round ratios are
+	// summarized (--ratio NUM/DEN), beside each target's to the first.
+	ratios []ratioSpec
 }
+
+// ratioSpec is one --ratio NUM/DEN, as indexes into the targets.
+type ratioSpec struct{ num, den int }
 
 // targetSpec is one --target NAME=stdio:CMD or NAME=http:URL, with the
 // tool and arguments it is called with (--tool/--args unless overridden by
@@ -90,12 +97,48 @@ func parseFlags() config {
 	flag.DurationVar(&cfg.timeout, "timeout", 30*time.Second, "per call")
 	flag.BoolVar(&cfg.childStderr, "child-stderr", false, "show the stdio servers' stderr")
 	flag.BoolVar(&cfg.jsonOut, "json", false, "print one JSON object per target with the medians")
+	var ratios ratioFlags
+	flag.Var(&ratios, "ratio", "NUM/DEN: also print the medians of target NUM's per-round ratios to target DEN's (repeatable)")
 	flag.Parse()
 	for _, t := range targets {
 		t.tool, t.args = cmp.Or(toolFor[t.name], cfg.tool), cmp.Or(argsFor[t.name], cfg.args)
 		cfg.targets = append(cfg.targets, t)
 	}
+	var err error
+	if cfg.ratios, err = ratios.resolve(cfg.targets); err != nil {
+		log.Fatal(err)
+	}
 	return cfg
+}
+
+// ratioFlags are the --ratio flags as given, NUM/DEN target names.
+type ratioFlags [][2]string
+
+func (r *ratioFlags) String() string { return fmt.Sprint(len(*r)) }
+
+func (r *ratioFlags) Set(v string) error {
+	num, den, ok := strings.Cut(v, "/")
+	if !ok || num == "" || den == "" {
+		return fmt.Errorf("want NUM/DEN (two target names), got %q", v)
+	}
+	*r = append(*r, [2]string{num, den})
+	return nil
+}
+
+// resolve finds each pair's targets.
+func (r ratioFlags) resolve(targets []targetSpec) ([]ratioSpec, error) {
+	index := func(name string) int {
+		return slices.IndexFunc(targets, func(t targetSpec) bool { return t.name == name })
+	}
+	var out []ratioSpec
+	for _, p := range r {
+		num, den := index(p[0]), index(p[1])
+		if num < 0 || den < 0 {
+			return nil, fmt.Errorf("--ratio %s/%s: no such target", p[0], p[1])
+		}
+		out = append(out, ratioSpec{num, den})
+	}
+	return out, nil
 }
 
 func main() {

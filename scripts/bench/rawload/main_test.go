@@ -30,3 +30,30 @@ func TestRoundOrderRotates(t *testing.T) {
 		}
 	}
 }
+
+// A --ratio pair is the median of its per-round ratios, not the ratio of
+// the medians, with the rounds' spread; an unknown name is refused.
+func TestPairRatios(t *testing.T) {
+	targets := []targetSpec{{name: "direct"}, {name: "relay"}, {name: "guarded"}}
+	specs, err := ratioFlags{{"guarded", "relay"}, {"relay", "direct"}}.resolve(targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config{targets: targets, ratios: specs}
+	rounds := [][]stats{
+		{{P50: 100, P99: 200}, {P50: 100, P99: 200}, {P50: 200, P99: 400}},
+		{{P50: 150, P99: 300}, {P50: 120, P99: 300}, {P50: 200, P99: 600}},
+		{{P50: 300, P99: 600}, {P50: 180, P99: 300}, {P50: 250, P99: 600}},
+	}
+	got := pairRatios(cfg, rounds)
+	want := []pairRatio{
+		{Name: "guarded/relay", P50Ratio: 1.5, P50Min: 1.25, P50Max: 2, P99Ratio: 1},
+		{Name: "relay/direct", P50Ratio: 1.2, P50Min: 1, P50Max: 1.5, P99Ratio: 1.5},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pairRatios = %+v, want %+v", got, want)
+	}
+	if _, err := (ratioFlags{{"guarded", "nope"}}).resolve(targets); err == nil {
+		t.Fatal("an unknown target was taken")
+	}
+}

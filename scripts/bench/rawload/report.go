@@ -115,6 +115,34 @@ func printSummary(w io.Writer, cfg config, rounds [][]stats) {
 		fmt.Fprintf(w, "%-12s p50 %8.1f µs  p99 %8.1f µs  %8.0f calls/s  cpu %s µs/call  p50 %.2fx  p99 %.2fx  calls/s %.2fx  cpu %sx\n",
 			s.Target, s.P50us, s.P99us, s.CallsPerSec, known(s.CPUus, "%6.1f"), s.P50Ratio, s.P99Ratio, s.CallsPerSecR, known(s.CPURatio, "%.2f"))
 	}
+	for _, r := range pairRatios(cfg, rounds) {
+		fmt.Fprintf(w, "%-25s p50 %.2fx (rounds %.2f-%.2f)  p99 %.2fx\n", r.Name, r.P50Ratio, r.P50Min, r.P50Max, r.P99Ratio)
+	}
+}
+
+// pairRatio is the medians of one --ratio pair's per-round ratios, with
+// the spread of the p50 ratio over the rounds.
+type pairRatio struct {
+	Name                     string
+	P50Ratio, P50Min, P50Max float64
+	P99Ratio                 float64
+}
+
+func pairRatios(cfg config, rounds [][]stats) []pairRatio {
+	var out []pairRatio
+	for _, p := range cfg.ratios {
+		var r50, r99 []float64
+		for r, st := range rounds[p.num] {
+			den := rounds[p.den][r]
+			r50, r99 = append(r50, st.P50/den.P50), append(r99, st.P99/den.P99)
+		}
+		out = append(out, pairRatio{
+			Name:     cfg.targets[p.num].name + "/" + cfg.targets[p.den].name,
+			P50Ratio: round2(median(r50)), P50Min: round2(slices.Min(r50)), P50Max: round2(slices.Max(r50)),
+			P99Ratio: round2(median(r99)),
+		})
+	}
+	return out
 }
 
 // known formats v, or "-" when it is 0 (unknown: an HTTP server's CPU
