@@ -55,6 +55,9 @@ func (a Arguments) validate(add func(string, string, ...any)) {
 	}
 }
 
+// pastTense is what a default argument mode does to what is found.
+var pastTense = map[string]string{"refuse": "refused", "flag": "flagged"}
+
 // argumentWidenings lists the argument rules that let through what the
 // defaults refuse or flag.
 func argumentWidenings(l *Loaded) []string {
@@ -62,7 +65,7 @@ func argumentWidenings(l *Loaded) []string {
 	var out []string
 	widen := func(key, v, def string) {
 		if v == "allow" || (v == "redact" && def == "refuse") {
-			out = append(out, fmt.Sprintf("%s is %s: what the argument scan finds is no longer %sd (from %s)", key, v, def, l.Origin(key)))
+			out = append(out, fmt.Sprintf("%s is %s: what the argument scan finds is no longer %s (from %s)", key, v, pastTense[def], l.Origin(key)))
 		}
 	}
 	widen("arguments.secrets", a.Secrets, "refuse")
