@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/configs"
 	"github.com/toolwarden/toolwarden/tools"
 	"github.com/toolwarden/toolwarden/tools/upstream"
@@ -206,8 +207,12 @@ func (s *Server) relistPrompts(offers *promptOffers, src promptSource) {
 		return
 	}
 	offers.commit(add, del)
-	for _, p := range add {
-		s.mcp.AddPrompt(p.offered, s.getUpstreamPrompt(offers, p.item.Tool.Name))
+	if len(add) > 0 {
+		entries := make([]server.ServerPrompt, len(add))
+		for i, p := range add {
+			entries[i] = server.ServerPrompt{Prompt: p.offered, Handler: s.getUpstreamPrompt(offers, p.item.Tool.Name)}
+		}
+		s.mcp.AddPrompts(entries...) // one notification for them all
 	}
 	if len(del) > 0 {
 		s.mcp.DeletePrompts(del...)
