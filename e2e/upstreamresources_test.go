@@ -228,9 +228,9 @@ upstreams:
 	require.ElementsMatch(t, []string{
 		"allowed allowed ",
 		"completed allowed ",
-		"drift upstream.prompts.list_changed denied.tool_drift",
-		"denied upstream.prompts.list_changed denied.tool_drift",
+		"drift upstream_pins.trust_on_first_use denied.tool_drift",
+		"denied upstream_pins.trust_on_first_use denied.tool_drift",
 	}, lines)
 	require.Equal(t, "allowed allowed ", lines[0])
-	require.Equal(t, "denied upstream.prompts.list_changed denied.tool_drift", lines[len(lines)-1])
+	require.Equal(t, "denied upstream_pins.trust_on_first_use denied.tool_drift", lines[len(lines)-1])
 }

@@ -26,7 +26,7 @@ func checkCapabilities(in *input) Decision {
 			rule := fmt.Sprintf("capabilities.deny:%q", p.Revoked[i].String())
 			return capDeny(rule, n, deniedHint, "tool %q needs %s, which the policy denies (rule %s)", in.call.Tool, n, rule)
 		}
-		if firstCovering(p.Grants, p.grantPrefix, n, capability.Covers) < 0 {
+		if firstCovering(p.Grants, p.grantPrefix, n, capability.Covers) < 0 && !p.later.covers(n) {
 			return capDeny("capabilities.missing", n, missingHint, "tool %q needs the capability %s, which the policy does not grant", in.call.Tool, n)
 		}
 		if l := layerMissing(in.layers, n); l != nil {

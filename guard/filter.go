@@ -29,11 +29,7 @@ func (g *Guard) filterOutput(res *mcp.CallToolResult) (*mcp.CallToolResult, map[
 	if res == nil {
 		return nil, nil
 	}
-	f := g.cfg.OutputFilter
-	if f == nil {
-		f = defaultFilter()
-	}
-	out, rep, err := f.Result(res)
+	out, rep, err := g.outputFilter().Result(res)
 	if errors.Is(err, outfilter.ErrTooDense) {
 		return toolerr.Result(toolerr.New(toolerr.LimitExceeded,
 			"Ask for less at once: a smaller part of the file (offset/limit), a narrower path or pattern.",

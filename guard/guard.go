@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -71,6 +72,9 @@ type Guard struct {
 	// approvalRules are approval.modes (ApplyApprovalModes), for the tools
 	// SetTools adds later.
 	approvalRules map[string]ApprovalMode
+	// filter replaces cfg.OutputFilter once SetToolNames learnt tool
+	// names made known while the guard serves.
+	filter atomic.Pointer[outfilter.Filter]
 }
 
 // New builds a guard over tools.
@@ -80,6 +84,9 @@ func New(cfg Config, tools []ToolInfo, v *Validator, audit Auditor) *Guard {
 	}
 	if cfg.ResolvePath != nil {
 		cfg.Policy = cfg.Policy.WithPathResolver(cfg.ResolvePath)
+	}
+	if cfg.Policy.later == nil {
+		cfg.Policy.later = &laterGrants{}
 	}
 	g := &Guard{cfg: cfg, tools: map[string]*ToolInfo{}, validator: v, audit: audit, usage: cfg.Usage}
 	if g.usage == nil {

@@ -28,6 +28,9 @@ type Policy struct {
 	Grants, Revoked []capability.Capability
 	// grantPrefix and revokedPrefix are the static prefixes of their scopes.
 	grantPrefix, revokedPrefix []string
+	// later are the default grants of tools made known while the guard
+	// serves (Guard.GrantLater), shared by every copy of the policy.
+	later *laterGrants
 	// resolve gives the workspace path a path resolves to through
 	// symlinks (WithPathResolver).
 	resolve func(string) (string, bool)
@@ -107,6 +110,7 @@ func (p Policy) WithCapabilities(grant, revoke []string) (Policy, error) {
 		return Policy{}, err
 	}
 	p.grantPrefix, p.revokedPrefix = prefixesOf(p.Grants), prefixesOf(p.Revoked)
+	p.later = &laterGrants{}
 	return p, nil
 }
 

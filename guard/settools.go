@@ -2,8 +2,11 @@ package guard
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolwarden/toolwarden/guard/outfilter"
+	"github.com/toolwarden/toolwarden/internal/capability"
 )
 
 // tool is the known tool name, nil for an unknown one.
@@ -49,4 +52,65 @@ func (g *Guard) SetTools(tools []ToolInfo, schemas map[string]json.RawMessage) e
 		g.mu.Unlock()
 	}
 	return nil
+}
+
+// laterGrants are capabilities granted by default to tools made known
+// while the guard serves: those of an upstream's read-only tools and its
+// prompts, which were granted at start had they been listed then.
+type laterGrants struct {
+	mu   sync.RWMutex
+	caps map[string]bool
+}
+
+// covers reports whether need is one of the later grants (each an exact
+// capability, no glob). A nil set (a Policy built by hand) grants nothing.
+func (l *laterGrants) covers(need capability.Capability) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.caps[need.String()]
+}
+
+// GrantLater grants caps by default from now on, as capabilities granted
+// at start by default are: for the tools SetTools makes known after start
+// that would have had them at start (an upstream tool annotated
+// read-only). capabilities.deny still revokes them, and identities rules
+// still narrow them; a capability that does not parse is an error and
+// nothing is granted.
+func (g *Guard) GrantLater(caps []string) error {
+	parsed, err := capability.ParseList(caps)
+	if err != nil {
+		return err
+	}
+	l := g.cfg.Policy.later
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.caps == nil {
+		l.caps = map[string]bool{}
+	}
+	for _, c := range parsed {
+		l.caps[c.String()] = true
+	}
+	return nil
+}
+
+// SetToolNames gives the output filter the names of every tool offered
+// now (names): text asking to call one of them is flagged, for the tools
+// made known after start as for those known at start.
+func (g *Guard) SetToolNames(names []string) {
+	g.filter.Store(g.cfg.OutputFilter.WithToolNames(names))
+}
+
+// outputFilter is the filter results go through: the configured one, the
+// one SetToolNames made, or the secure default.
+func (g *Guard) outputFilter() *outfilter.Filter {
+	if f := g.filter.Load(); f != nil {
+		return f
+	}
+	if g.cfg.OutputFilter != nil {
+		return g.cfg.OutputFilter
+	}
+	return defaultFilter()
 }

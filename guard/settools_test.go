@@ -50,3 +50,27 @@ func TestSetTools(t *testing.T) {
 	require.Error(t, err)
 	require.False(t, g.Allowed("read_other"))
 }
+
+// TestGrantLater: a capability granted after start lets a tool made known
+// after start run as one granted at start would; capabilities.deny still
+// revokes it, and a capability that does not parse grants nothing.
+func TestGrantLater(t *testing.T) {
+	policy, err := NewPolicy([]string{"up__*"}, nil)
+	require.NoError(t, err)
+	policy, err = policy.WithCapabilities(nil, []string{"mcp:call:up/wipe"})
+	require.NoError(t, err)
+	v := newTestValidator(t)
+	g := New(Config{Policy: policy, Limits: roomyLimits, MaxOutputBytes: 1 << 20}, nil, v, &memAuditor{})
+	schema := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	tools := []ToolInfo{{Name: "up__status", Capabilities: []string{"mcp:call:up/status"}}, {Name: "up__wipe", Capabilities: []string{"mcp:call:up/wipe"}}}
+	require.NoError(t, g.SetTools(tools, map[string]json.RawMessage{"up__status": schema, "up__wipe": schema}))
+	admit := func(tool string) *toolerr.Error {
+		_, denial := g.Admit(Call{Tool: tool, Session: "s", Args: map[string]any{}})
+		return denial
+	}
+	require.Equal(t, "capabilities.missing", admit("up__status").Rule, "not granted before")
+	require.Error(t, g.GrantLater([]string{"not a capability"}))
+	require.NoError(t, g.GrantLater([]string{"mcp:call:up/status", "mcp:call:up/wipe"}))
+	require.Nil(t, admit("up__status"))
+	require.Equal(t, `capabilities.deny:"mcp:call:up/wipe"`, admit("up__wipe").Rule, "deny still wins")
+}

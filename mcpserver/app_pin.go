@@ -15,10 +15,10 @@ import (
 
 // ErrPinsDiffer is CheckPins' error when the upstreams' listings differ
 // from the pins file: `toolwarden pin --check` exits 1 with it.
-var ErrPinsDiffer = errors.New("the upstreams' tool definitions differ from the pins file")
+var ErrPinsDiffer = errors.New("the upstreams' tool or prompt definitions differ from the pins file")
 
-// Pin connects to every upstream of l, lists its tools and writes their
-// pins to out (default: toolwarden.pins.json beside the config file).
+// Pin connects to every upstream of l, lists its tools and prompts and
+// writes their pins to out (default: toolwarden.pins.json beside the config file).
 // Nothing is written unless every upstream answered: a pins file without
 // one of them would block all its tools.
 func Pin(ctx context.Context, l *configs.Loaded, out string, w io.Writer) error {
@@ -39,7 +39,7 @@ func Pin(ctx context.Context, l *configs.Loaded, out string, w io.Writer) error 
 	}
 	for _, name := range slices.Sorted(maps.Keys(f.Upstreams)) {
 		u := f.Upstreams[name]
-		fmt.Fprintf(w, "pinned %q (%s %s): %d tools\n", name, u.Server.Name, u.Server.Version, len(u.Tools))
+		fmt.Fprintf(w, "pinned %q (%s %s): %d tools, %d prompts\n", name, u.Server.Name, u.Server.Version, len(u.Tools), len(u.Prompts))
 	}
 	fmt.Fprintln(w, "wrote", out)
 	return nil
@@ -47,7 +47,9 @@ func Pin(ctx context.Context, l *configs.Loaded, out string, w io.Writer) error 
 
 // CheckPins compares every upstream's listing with the pins file (file, or
 // the one beside the config file) and writes the differences to w, per
-// tool and field; it returns ErrPinsDiffer when there is any.
+// tool or prompt and field; it returns ErrPinsDiffer when there is any.
+// An upstream pinned before prompts were (a pins file without them) has
+// each of its prompts reported as added, as under block it is refused.
 func CheckPins(ctx context.Context, l *configs.Loaded, file string, w io.Writer) error {
 	if file == "" {
 		file = configs.PinsFile(l.File)
@@ -68,7 +70,8 @@ func CheckPins(ctx context.Context, l *configs.Loaded, file string, w io.Writer)
 			differs = true
 			continue
 		}
-		if c := pin.Compare(p, listed.Upstreams[name]); len(c) > 0 {
+		c := append(pin.Compare(p, listed.Upstreams[name]), pin.ComparePrompts(p, listed.Upstreams[name])...)
+		if len(c) > 0 {
 			io.WriteString(w, pin.Format(name, c))
 			differs = true
 		}
@@ -82,7 +85,7 @@ func CheckPins(ctx context.Context, l *configs.Loaded, file string, w io.Writer)
 	if differs {
 		return ErrPinsDiffer
 	}
-	fmt.Fprintf(w, "the %d upstreams' tools are as pinned in %s\n", len(listed.Upstreams), file)
+	fmt.Fprintf(w, "the %d upstreams' tools and prompts are as pinned in %s\n", len(listed.Upstreams), file)
 	return nil
 }
 
@@ -100,8 +103,27 @@ func listAll(ctx context.Context, cfg configs.Config) (pin.File, error) {
 		if err != nil {
 			return pin.File{}, fmt.Errorf("%w (nothing was written: every upstream must answer)", err)
 		}
-		f.Upstreams[u.Name] = conn.Listing()
+		l, err := withPrompts(ctx, conn, u)
 		conn.Close()
+		if err != nil {
+			return pin.File{}, fmt.Errorf("upstream %q: %w (nothing was written: every upstream must answer)", u.Name, err)
+		}
+		f.Upstreams[u.Name] = l
 	}
 	return f, nil
+}
+
+// withPrompts is conn's listing with its prompts listed now and pinned.
+func withPrompts(ctx context.Context, conn *upstream.Conn, u configs.Upstream) (pin.Upstream, error) {
+	l := conn.Listing()
+	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
+	defer cancel()
+	prompts, err := conn.ListPrompts(ctx)
+	if err != nil {
+		return pin.Upstream{}, err
+	}
+	if l.Prompts, err = pin.Prompts(l.Server, prompts); err != nil {
+		return pin.Upstream{}, fmt.Errorf("prompts/list: its listing cannot be pinned: %w", err)
+	}
+	return l, nil
 }

@@ -78,7 +78,7 @@ func build(ctx context.Context, cfg configs.Config, audit guard.Auditor, version
 		b.Close()
 		return nil, err
 	}
-	items, err := listUpstreamItems(ctx, cfg, b.Tools, b.closers, log)
+	items, err := listUpstreamItems(ctx, cfg, b.Tools, b.closers, pins, log)
 	if err != nil {
 		b.Close()
 		return nil, err

@@ -22,10 +22,10 @@ import (
 )
 
 // pinGate compares each upstream's listing with its pins and applies
-// upstream_pins: under block and trust_on_first_use a tool whose
-// definition differs is hidden and its calls get denied.tool_drift; under
-// warn it runs. Every difference is logged and audited. A nil gate (no
-// upstreams) pins nothing.
+// upstream_pins: under block and trust_on_first_use a tool (or prompt)
+// whose definition differs is hidden and its calls (gets) get
+// denied.tool_drift; under warn it runs. Every difference is logged and
+// audited. A nil gate (no upstreams) pins nothing.
 type pinGate struct {
 	mode string
 	// file is the pins file the pins come from ("" when they come from
@@ -39,11 +39,13 @@ type pinGate struct {
 	mu      sync.Mutex
 	base    pin.File
 	drifted map[string]pin.Change // by namespaced tool; never under warn
-	digests map[string]string     // by namespaced tool: the listed definition's
-	noted   map[string]string     // by namespaced tool: the last drift audited
-	pending []driftEvent          // until the guard exists (bind)
-	guard   *guard.Guard
-	changed func() // tells the clients that the tool list changed
+	// promptDrifted are the prompts refused, by namespaced prompt.
+	promptDrifted map[string]pin.Change
+	digests       map[string]string // by namespaced tool: the listed definition's
+	noted         map[string]string // by "tool <name>" or "prompt <name>": the last drift audited
+	pending       []driftEvent      // until the guard exists (bind)
+	guard         *guard.Guard
+	changed       func() // tells the clients that the tool list changed
 	// set registers upstream tools listed again (add) and drops those no
 	// longer offered (del), telling the clients.
 	set func(add []tools.Tool, del []string) error
@@ -59,7 +61,7 @@ func newPinGate(cfg configs.Config, log *slog.Logger) (*pinGate, error) {
 	if len(cfg.Upstreams) == 0 {
 		return nil, nil
 	}
-	g := &pinGate{mode: cfg.PinsMode(), log: log, drifted: map[string]pin.Change{}, digests: map[string]string{},
+	g := &pinGate{mode: cfg.PinsMode(), log: log, drifted: map[string]pin.Change{}, promptDrifted: map[string]pin.Change{}, digests: map[string]string{},
 		noted: map[string]string{}, base: pin.File{Upstreams: map[string]pin.Upstream{}}}
 	file := configs.PinsFile(cfg.File)
 	if _, err := os.Stat(file); err == nil || g.mode == configs.PinsBlock {
@@ -92,6 +94,15 @@ func tofuRecord(file string) string {
 	return filepath.Join(stateDir(), "pins", hex.EncodeToString(sum[:8])+".json")
 }
 
+// writeRecord writes the record of first listings f to file, in the
+// state directory.
+func writeRecord(file string, f pin.File) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	return pin.Write(file, f)
+}
+
 // check compares upstream's listing with its pins and applies the mode.
 // An upstream not pinned yet is pinned now when the pins are the state
 // directory's record (trust on first use); with a pins file, each of its
@@ -104,10 +115,11 @@ func (g *pinGate) check(upstream string, listing pin.Upstream) ([]pin.Change, bo
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	base, ok := g.base.Upstreams[upstream]
-	if !ok && g.tofu != "" {
+	if (!ok || base.Tools == nil) && g.tofu != "" {
+		listing.Prompts = base.Prompts // recorded first, or not yet
 		base, ok = listing, true
 		g.base.Upstreams[upstream] = listing
-		if err := os.MkdirAll(filepath.Dir(g.tofu), 0o700); err != nil || pin.Write(g.tofu, g.base) != nil {
+		if err := writeRecord(g.tofu, g.base); err != nil {
 			g.log.Error("upstream pinned on first use, but the record could not be written: it is pinned for this run only", "upstream", upstream, "file", g.tofu)
 		} else {
 			g.log.Info("upstream pinned on first use", "upstream", upstream, "file", g.tofu, "tools", len(listing.Tools))
@@ -115,38 +127,79 @@ func (g *pinGate) check(upstream string, listing pin.Upstream) ([]pin.Change, bo
 	}
 	changes := pin.Compare(base, listing)
 	prefix := upstream + configs.UpstreamSep
-	before := g.hiddenOf(prefix)
-	for name := range g.drifted {
-		if strings.HasPrefix(name, prefix) {
-			delete(g.drifted, name)
-		}
-	}
 	for name, t := range listing.Tools {
 		g.digests[prefix+name] = t.Digest
 	}
-	for _, c := range changes {
-		g.apply(upstream, prefix+c.Tool, c, ok)
-	}
-	return changes, before != g.hiddenOf(prefix)
+	return changes, g.applyAll(g.drifted, upstream, changes, ok)
 }
 
-// apply records one change of a tool (named ns) and audits it once.
-func (g *pinGate) apply(upstream, ns string, c pin.Change, pinned bool) {
+// checkPrompts is check for the prompts upstream lists (pinned by
+// pin.Prompts, as listed by server). Under trust on first use, prompts
+// not recorded yet (a record taken before prompts were pinned) are
+// recorded now; with a pins file, each prompt of an upstream pinned
+// without prompts is a change (added), refused under block as an
+// unpinned tool is.
+func (g *pinGate) checkPrompts(upstream string, server pin.Server, prompts map[string]pin.Tool) ([]pin.Change, bool) {
+	if g == nil {
+		return nil, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	base, ok := g.base.Upstreams[upstream]
+	if (!ok || base.Prompts == nil) && g.tofu != "" {
+		if !ok {
+			base.Server = server // its tools are recorded when they are checked
+		}
+		base.Prompts, ok = prompts, true
+		g.base.Upstreams[upstream] = base
+		if err := writeRecord(g.tofu, g.base); err != nil {
+			g.log.Error("upstream prompts pinned on first use, but the record could not be written: they are pinned for this run only", "upstream", upstream, "file", g.tofu)
+		} else {
+			g.log.Info("upstream prompts pinned on first use", "upstream", upstream, "file", g.tofu, "prompts", len(prompts))
+		}
+	}
+	changes := pin.ComparePrompts(base, pin.Upstream{Server: server, Prompts: prompts})
+	return changes, g.applyAll(g.promptDrifted, upstream, changes, ok && base.Prompts != nil)
+}
+
+// applyAll applies upstream's changes to drifted (its tools' or its
+// prompts') anew and reports whether which are refused changed.
+func (g *pinGate) applyAll(drifted map[string]pin.Change, upstream string, changes []pin.Change, pinned bool) bool {
+	prefix := upstream + configs.UpstreamSep
+	before := hiddenOf(drifted, prefix)
+	for name := range drifted {
+		if strings.HasPrefix(name, prefix) {
+			delete(drifted, name)
+		}
+	}
+	for _, c := range changes {
+		g.apply(drifted, upstream, prefix+c.Tool, c, pinned)
+	}
+	return before != hiddenOf(drifted, prefix)
+}
+
+// apply records one change of a tool or prompt (named ns) in drifted and
+// audits it once.
+func (g *pinGate) apply(drifted map[string]pin.Change, upstream, ns string, c pin.Change, pinned bool) {
 	code := ""
 	if g.mode != configs.PinsWarn {
-		g.drifted[ns] = c
+		drifted[ns] = c
 		code = string(toolerr.DeniedToolDrift)
 	}
 	what := c.FieldNames()
 	if !pinned {
 		what = "upstream not pinned"
+		if c.Prompt {
+			what = "upstream's prompts not pinned"
+		}
 	}
-	g.log.Warn("upstream tool differs from its pin", "upstream", upstream, "tool", c.Tool, "change", what,
+	g.log.Warn("upstream "+c.What()+" differs from its pin", "upstream", upstream, c.What(), c.Tool, "change", what,
 		"pinned", c.OldDigest, "listed", c.NewDigest, "mode", g.mode, "refused", code != "")
-	if g.noted[ns] == string(c.Kind)+c.NewDigest {
+	key := c.What() + " " + ns
+	if g.noted[key] == string(c.Kind)+c.NewDigest {
 		return
 	}
-	g.noted[ns] = string(c.Kind) + c.NewDigest
+	g.noted[key] = string(c.Kind) + c.NewDigest
 	e := driftEvent{tool: ns, code: code, pinned: c.OldDigest, listed: c.NewDigest}
 	if g.guard == nil {
 		g.pending = append(g.pending, e)
@@ -161,13 +214,13 @@ func (g *pinGate) record(e driftEvent) {
 	}
 }
 
-// hiddenOf is a digest of which of prefix's tools are refused, to tell
-// whether a listing changed what clients are offered.
-func (g *pinGate) hiddenOf(prefix string) string {
+// hiddenOf is a digest of which of prefix's tools (or prompts) drifted
+// holds, to tell whether a listing changed what clients are offered.
+func hiddenOf(drifted map[string]pin.Change, prefix string) string {
 	h := sha256.New()
-	for _, name := range slices.Sorted(maps.Keys(g.drifted)) {
+	for _, name := range slices.Sorted(maps.Keys(drifted)) {
 		if strings.HasPrefix(name, prefix) {
-			fmt.Fprintln(h, name, g.drifted[name].NewDigest)
+			fmt.Fprintln(h, name, drifted[name].NewDigest)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -233,18 +286,34 @@ func (g *pinGate) digest(tool string) string {
 	return g.digests[tool]
 }
 
+// promptHidden reports whether prompt is refused as drift, and so not
+// offered.
+func (g *pinGate) promptHidden(prompt string) bool {
+	return g.promptRefusal(prompt) != nil
+}
+
 // refusal is the error a call of tool gets when it is refused as drift.
 func (g *pinGate) refusal(tool string) *toolerr.Error {
+	return g.refusalIn(func() map[string]pin.Change { return g.drifted }, tool)
+}
+
+// promptRefusal is the error a get of prompt gets when it is refused as
+// drift.
+func (g *pinGate) promptRefusal(prompt string) *toolerr.Error {
+	return g.refusalIn(func() map[string]pin.Change { return g.promptDrifted }, prompt)
+}
+
+func (g *pinGate) refusalIn(drifted func() map[string]pin.Change, name string) *toolerr.Error {
 	if g == nil {
 		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	c, ok := g.drifted[tool]
+	c, ok := drifted()[name]
 	if !ok {
 		return nil
 	}
-	hint := "The upstream server changed this tool since the operator approved it; do not retry. " +
+	hint := "The upstream server changed this " + c.What() + " since the operator approved it; do not retry. " +
 		"The operator must review the change (toolwarden pin --check) and re-pin it with `toolwarden pin`."
 	what := "changed since it was pinned: " + c.FieldNames()
 	switch {
@@ -255,7 +324,7 @@ func (g *pinGate) refusal(tool string) *toolerr.Error {
 	case c.Kind == pin.Removed:
 		what = "is no longer listed by its upstream"
 	}
-	return toolerr.New(toolerr.DeniedToolDrift, hint, "tool %q %s (pinned %s, listed %s)", tool, what,
+	return toolerr.New(toolerr.DeniedToolDrift, hint, "%s %q %s (pinned %s, listed %s)", c.What(), name, what,
 		orNone(c.OldDigest), orNone(c.NewDigest)).WithRule("upstream_pins." + g.mode)
 }
 

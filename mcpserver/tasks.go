@@ -156,6 +156,9 @@ func (t *tasks) Answer(ctx context.Context, msg []byte) []byte {
 // may take long (the exec sandbox, declared commands, upstream servers)
 // and any that waits for a human's approval.
 func (s *Server) taskCapable(name string) bool {
+	if s.pins.digest(name) != "" {
+		return true // an upstream's tool, listed at start or later
+	}
 	for _, tl := range s.tools {
 		if tl.Tool.Name != name {
 			continue

@@ -2,8 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +28,10 @@ type upstreamItems struct {
 	resources []upstreamResources
 	// withheld are the prompts (and resources) not offered, and why.
 	withheld []Unavailable
+	// upstreams are the connected upstreams, whose prompts are listed
+	// again on their prompts/list_changed and after each restart.
+	upstreams []promptSource
+	cfg       configs.Config
 }
 
 // upstreamPrompt is one upstream prompt as offered.
@@ -40,9 +42,6 @@ type upstreamPrompt struct {
 	// offered is what prompts/list shows: namespaced, filtered.
 	offered mcp.Prompt
 	item    tools.Tool
-	// digest is the SHA-256 of the prompt as listed at start, which a
-	// re-listing is compared with.
-	digest  string
 	timeout time.Duration
 }
 
@@ -72,9 +71,12 @@ func (u upstreamItems) guarded() []tools.Tool {
 // whose name is taken (by a tool, built-in, declared or upstream, or the
 // resources item) or whose definition the definition check flags is
 // withheld, as a tool would be; upstreams[].accept_flagged names
-// prompts too. An upstream whose prompts cannot be listed offers none.
-func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.Tool, closers []io.Closer, log *slog.Logger) (upstreamItems, error) {
-	var out upstreamItems
+// prompts too. The prompts are compared with their pins (pins) as tools
+// are: one refused as drift is registered but hidden. An upstream whose
+// prompts cannot be listed or pinned offers none until it lists them
+// again.
+func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.Tool, closers []io.Closer, pins *pinGate, log *slog.Logger) (upstreamItems, error) {
+	out := upstreamItems{cfg: cfg}
 	if !slices.ContainsFunc(closers, func(c io.Closer) bool { _, ok := c.(*upstream.Conn); return ok }) {
 		// No upstream is open: nothing to list, and no need to build
 		// the catalog again for the names it takes.
@@ -100,6 +102,7 @@ func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.
 			continue
 		}
 		u := cfg.Upstreams[i]
+		out.upstreams = append(out.upstreams, promptSource{conn: conn, i: i, u: u})
 		key := fmt.Sprintf("upstreams[%d]", i)
 		withhold := func(what, reason string) {
 			log.Warn("upstream item withheld", "key", key, "upstream", u.Name, "item", what, "reason", reason)
@@ -114,15 +117,13 @@ func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.
 				out.resources = append(out.resources, upstreamResources{conn: conn, item: it, check: check, accept: u.AcceptFlagged, timeout: u.Timeout()})
 			}
 		}
-		lctx, cancel := context.WithTimeout(ctx, u.Timeout())
-		prompts, err := conn.ListPrompts(lctx)
-		cancel()
+		prompts, drifted, _, err := listPrompts(ctx, conn, u, pins)
 		if err != nil {
-			withhold("prompts", "its prompts could not be listed: "+err.Error())
+			withhold("prompts", err.Error())
 			continue
 		}
 		for _, p := range prompts {
-			up, reason := offerPrompt(conn, u, p, check, taken)
+			up, reason := offerPrompt(conn, u, p, check, taken, drifted[p.Name])
 			if reason != "" {
 				withhold("prompt "+p.Name, reason)
 				continue
@@ -134,8 +135,10 @@ func listUpstreamItems(ctx context.Context, cfg configs.Config, offered []tools.
 	return out, nil
 }
 
-// offerPrompt is p as offered, or why it is withheld.
-func offerPrompt(conn *upstream.Conn, u configs.Upstream, p mcp.Prompt, check *definitionCheck, taken map[string]string) (upstreamPrompt, string) {
+// offerPrompt is p as offered, or why it is withheld. A prompt refused
+// as drift (drifted) is not withheld for the flags of its definition: it
+// is hidden, and its gets are answered with what changed.
+func offerPrompt(conn *upstream.Conn, u configs.Upstream, p mcp.Prompt, check *definitionCheck, taken map[string]string, drifted bool) (upstreamPrompt, string) {
 	it, err := upstream.PromptItem(u.Name, p)
 	if err != nil {
 		return upstreamPrompt{}, err.Error()
@@ -144,7 +147,7 @@ func offerPrompt(conn *upstream.Conn, u configs.Upstream, p mcp.Prompt, check *d
 		return upstreamPrompt{}, "its name is also " + other
 	}
 	findings, filtered := check.findings(it)
-	if len(findings) > 0 && !slices.Contains(u.AcceptFlagged, p.Name) {
+	if len(findings) > 0 && !drifted && !slices.Contains(u.AcceptFlagged, p.Name) {
 		return upstreamPrompt{}, flagged(p.Name, findings)
 	}
 	args := make([]mcp.PromptArgument, len(p.Arguments))
@@ -152,14 +155,7 @@ func offerPrompt(conn *upstream.Conn, u configs.Upstream, p mcp.Prompt, check *d
 		args[i] = mcp.PromptArgument{Name: a.Name, Required: a.Required, Description: check.text(a.Description)}
 	}
 	offered := mcp.Prompt{Name: it.Tool.Name, Title: filtered.Tool.Title, Description: filtered.Tool.Description, Arguments: args}
-	return upstreamPrompt{conn: conn, own: p.Name, offered: offered, item: it, digest: promptDigest(p), timeout: u.Timeout()}, ""
-}
-
-// promptDigest is the SHA-256 of p as mcp-go decoded it, as JSON.
-func promptDigest(p mcp.Prompt) string {
-	b, _ := json.Marshal(p)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return upstreamPrompt{conn: conn, own: p.Name, offered: offered, item: it, timeout: u.Timeout()}, ""
 }
 
 // text is s as the definition check's filter leaves it.
@@ -174,22 +170,22 @@ func (d *definitionCheck) text(s string) string {
 // addUpstreamItems registers the upstreams' prompts and resources. Every
 // prompt is registered, as every tool is, so that a get of one the policy
 // does not allow is denied and audited; prompts/list shows only those the
-// caller may get. Each upstream with resources gets one template,
-// upstream://<name>/{+uri}, that routes its reads; resources/list and
-// resources/templates/list show its resources and templates, live, under
-// that prefix.
+// caller may get and that are not refused as drift. Each upstream with
+// resources gets one template, upstream://<name>/{+uri}, that routes its
+// reads; resources/list and resources/templates/list show its resources
+// and templates, live, under that prefix.
 func (s *Server) addUpstreamItems(items upstreamItems) {
 	hooks := s.mcp.GetHooks()
-	drift := &promptDrift{drifted: map[string]*toolerr.Error{}}
-	s.watchUpstreamLists(items, drift)
+	offers := newPromptOffers(items)
+	s.watchUpstreamLists(items, offers)
 	for _, p := range items.prompts {
-		s.mcp.AddPrompt(p.offered, s.getUpstreamPrompt(p, drift))
+		s.mcp.AddPrompt(p.offered, s.getUpstreamPrompt(offers, p.item.Tool.Name))
 		if s.guard.Allowed(p.item.Tool.Name) {
 			s.log.Info("upstream prompt offered: policy.allow names it", "prompt", p.item.Tool.Name)
 		}
 	}
-	if len(items.prompts) > 0 {
-		hooks.AddAfterListPrompts(s.hideDisallowedPrompts(drift))
+	if len(items.upstreams) > 0 {
+		hooks.AddAfterListPrompts(s.hideDisallowedPrompts)
 	}
 	for _, r := range items.resources {
 		s.mcp.AddResourceTemplate(routeTemplate(r.conn.Name()), s.readUpstreamResource(r))
@@ -210,17 +206,15 @@ func routeTemplate(name string) mcp.ResourceTemplate {
 }
 
 // hideDisallowedPrompts takes out of a prompts/list the prompts the
-// caller may not get, and those that changed since the start.
-func (s *Server) hideDisallowedPrompts(drift *promptDrift) server.OnAfterListPromptsFunc {
-	return func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
-		if res == nil {
-			return
-		}
-		identity, claims := identityOf(ctx), claimsOf(ctx)
-		res.Prompts = slices.DeleteFunc(res.Prompts, func(p mcp.Prompt) bool {
-			return !s.guard.AdvertisedTo(identity, claims, p.Name) || drift.refusal(p.Name) != nil
-		})
+// caller may not get, and those refused as drift.
+func (s *Server) hideDisallowedPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, res *mcp.ListPromptsResult) {
+	if res == nil {
+		return
 	}
+	identity, claims := identityOf(ctx), claimsOf(ctx)
+	res.Prompts = slices.DeleteFunc(res.Prompts, func(p mcp.Prompt) bool {
+		return !s.guard.AdvertisedTo(identity, claims, p.Name) || s.pins.promptHidden(p.Name)
+	})
 }
 
 // getUpstreamPrompt runs a prompts/get as a guarded call of the prompt's
@@ -230,8 +224,12 @@ func (s *Server) hideDisallowedPrompts(drift *promptDrift) server.OnAfterListPro
 // filtered as a tool result's contents are; a warning the filter adds
 // becomes a last user message. A refusal is a JSON-RPC error whose
 // message is the tool error's JSON.
-func (s *Server) getUpstreamPrompt(p upstreamPrompt, drift *promptDrift) server.PromptHandlerFunc {
+func (s *Server) getUpstreamPrompt(offers *promptOffers, name string) server.PromptHandlerFunc {
 	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		p, ok := offers.get(name)
+		if !ok {
+			return nil, fmt.Errorf("prompt %q is no longer offered", name)
+		}
 		args := req.Params.Arguments
 		if args == nil {
 			args = map[string]string{}
@@ -246,7 +244,7 @@ func (s *Server) getUpstreamPrompt(p upstreamPrompt, drift *promptDrift) server.
 		call.Params.Name, call.Params.RawArguments = p.item.Tool.Name, raw
 		// A prompt that changed is refused before the guard charges it;
 		// one the policy does not allow is denied as such.
-		if e := drift.refusal(p.item.Tool.Name); e != nil && s.guard.Allowed(p.item.Tool.Name) {
+		if e := s.pins.promptRefusal(p.item.Tool.Name); e != nil && s.guard.Allowed(p.item.Tool.Name) {
 			gc, _, _ := s.callOf(ctx, call)
 			return nil, resourceError(toolerr.Result(s.guard.Reject(gc, e)))
 		}
@@ -521,101 +519,4 @@ func (r upstreamResources) templates(name string, list []mcp.ResourceTemplate, l
 		out = append(out, t)
 	}
 	return out
-}
-
-// promptDrift holds the upstream prompts that changed, or went, since the
-// server started, each with the error its gets receive.
-type promptDrift struct {
-	mu      sync.Mutex
-	drifted map[string]*toolerr.Error
-}
-
-func (d *promptDrift) refusal(name string) *toolerr.Error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.drifted[name]
-}
-
-// refuse records that name drifted, and reports whether it is new.
-func (d *promptDrift) refuse(name string, e *toolerr.Error) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.drifted[name]; ok {
-		return false
-	}
-	d.drifted[name] = e
-	return true
-}
-
-// watchUpstreamLists acts on an upstream's list_changed notifications:
-// its resources are listed live, so clients are told to list them again;
-// its prompts are listed again and compared (relistPrompts).
-func (s *Server) watchUpstreamLists(items upstreamItems, drift *promptDrift) {
-	conns := map[*upstream.Conn][]upstreamPrompt{}
-	for _, r := range items.resources {
-		conns[r.conn] = nil
-	}
-	for _, p := range items.prompts {
-		conns[p.conn] = append(conns[p.conn], p)
-	}
-	for conn, prompts := range conns {
-		conn.OnListChanged(func(m mcp.MCPMethod) {
-			switch m {
-			case mcp.MethodNotificationResourcesListChanged:
-				s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourcesListChanged), nil)
-			case mcp.MethodNotificationPromptsListChanged:
-				if len(prompts) > 0 {
-					s.relistPrompts(conn, prompts, drift)
-				}
-			}
-		})
-	}
-}
-
-// relistPrompts lists an upstream's prompts again after it said they
-// changed. The prompts offered keep the definitions checked at start: one
-// whose definition changed, or that is no longer listed, is refused
-// (denied.tool_drift) and hidden until the server restarts, audited as
-// drift; the clients are told. A new prompt is offered after a restart.
-func (s *Server) relistPrompts(conn *upstream.Conn, prompts []upstreamPrompt, drift *promptDrift) {
-	ctx, cancel := context.WithTimeout(context.Background(), prompts[0].timeout)
-	defer cancel()
-	list, err := conn.ListPrompts(ctx)
-	if err != nil {
-		s.log.Warn("upstream said its prompts changed but could not be listed again", "upstream", conn.Name(), "err", err)
-		return
-	}
-	now := map[string]string{}
-	for _, p := range list {
-		now[p.Name] = promptDigest(p)
-	}
-	changed := false
-	for _, p := range prompts {
-		listed, ok := now[p.own]
-		delete(now, p.own)
-		if ok && listed == p.digest {
-			continue
-		}
-		what := "changed its definition"
-		if !ok {
-			what = "is no longer listed"
-		}
-		name := p.item.Tool.Name
-		e := toolerr.New(toolerr.DeniedToolDrift, "The upstream changed this prompt after the server checked it; the operator must restart toolwarden to offer it again.",
-			"prompt %q %s since the server started", name, what).WithRule("upstream.prompts.list_changed")
-		if !drift.refuse(name, e) {
-			continue
-		}
-		changed = true
-		s.log.Warn("upstream prompt refused: it changed since the server started", "prompt", name, "change", what)
-		if err := s.guard.Drift(name, "upstream.prompts.list_changed", string(toolerr.DeniedToolDrift), p.digest, listed); err != nil {
-			s.log.Error("an upstream prompt's drift could not be audited", "prompt", name, "err", err)
-		}
-	}
-	for own := range now {
-		s.log.Info("upstream lists a new prompt; it is offered after a restart", "upstream", conn.Name(), "prompt", own)
-	}
-	if changed {
-		s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationPromptsListChanged), nil)
-	}
 }

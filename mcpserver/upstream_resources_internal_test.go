@@ -107,12 +107,17 @@ func promptServerOf(t *testing.T, allow []string, deny []string) (*client.Client
 	cfg.Upstreams = []configs.Upstream{u}
 	cfg.Policy.Allow, cfg.Capabilities.Deny = allow, deny
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	items, err := listUpstreamItems(ctx, cfg, nil, []io.Closer{conn}, log)
+	t.Setenv("XDG_STATE_HOME", dir)
+	pins, err := newPinGate(cfg, log) // trust on first use, in dir
+	require.NoError(t, err)
+	items, err := listUpstreamItems(ctx, cfg, nil, []io.Closer{conn}, pins, log)
 	require.NoError(t, err)
 	rec := &memAudit{}
 	g, err := newGuard(cfg, items.guarded(), rec, nil)
 	require.NoError(t, err)
 	s := New(g, nil, "test", log)
+	s.pins = pins
+	pins.bind(g, nil, nil)
 	s.addUpstreamItems(items)
 	c, err := client.NewInProcessClient(s.mcp)
 	require.NoError(t, err)
@@ -320,7 +325,7 @@ func TestUpstreamPromptDrift(t *testing.T) {
 	require.ErrorContains(t, err, "denied.tool_drift")
 	var drift, denied bool
 	for _, e := range lines() {
-		drift = drift || e.Tool == "fake__greet" && e.Outcome == "drift" && e.Rule == "upstream.prompts.list_changed"
+		drift = drift || e.Tool == "fake__greet" && e.Outcome == "drift" && e.Rule == "upstream_pins.trust_on_first_use"
 		denied = denied || e.Tool == "fake__greet" && e.Outcome == "denied" && e.Code == "denied.tool_drift"
 	}
 	require.True(t, drift, "the change is audited")
@@ -365,7 +370,7 @@ func TestUpstreamItemNamesCollide(t *testing.T) {
 	t.Cleanup(func() { conn.Close() })
 	cfg := configs.Config{Upstreams: []configs.Upstream{u}}
 	offered := []tools.Tool{{Tool: mcp.Tool{Name: "fake__resources"}}, {Tool: mcp.Tool{Name: "fake__greet"}}}
-	items, err := listUpstreamItems(ctx, cfg, offered, []io.Closer{conn}, slog.New(slog.DiscardHandler))
+	items, err := listUpstreamItems(ctx, cfg, offered, []io.Closer{conn}, nil, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Empty(t, items.resources)
 	for _, p := range items.prompts {

@@ -2,19 +2,22 @@ package mcpserver
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/tools"
 )
 
-// setUpstreamTools offers the upstream tools listed again after start:
-// the guard learns each new or changed definition (its approval mode,
-// limits and the input schema its arguments are validated against) before
-// mcp-go lists it, and the tools no longer offered (del) are dropped.
-// mcp-go then tells every client, over stdio and each HTTP session, with
-// notifications/tools/list_changed. A tool added after start gets no
-// default capability (those of read-only upstream tools are granted at
-// start): it runs once capabilities.grant names it.
+// setUpstreamTools offers the upstream tools listed again after start
+// exactly as those listed at start are: the guard learns each new or
+// changed definition (its approval mode, limits and the input schema its
+// arguments are validated against) and grants the capability of one
+// annotated read-only by default, before mcp-go lists it; the tools no
+// longer offered (del) are dropped; the output filter learns the names
+// offered now. mcp-go then tells every client, over stdio and each HTTP
+// session, with notifications/tools/list_changed. An upstream tool runs
+// as a task (taskCapable) whenever it was listed.
 func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 	schemas := make(map[string]json.RawMessage, len(add))
 	entries := make([]server.ServerTool, 0, len(add))
@@ -26,6 +29,9 @@ func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 		if err := s.guard.SetTools(GuardInfo(add), schemas); err != nil {
 			return err
 		}
+		if err := s.guard.GrantLater(upstreamGrants(add)); err != nil {
+			return err
+		}
 	}
 	if len(del) > 0 {
 		s.mcp.DeleteTools(del...)
@@ -33,5 +39,15 @@ func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 	if len(entries) > 0 {
 		s.mcp.AddTools(entries...)
 	}
+	s.guard.SetToolNames(s.offeredNames())
 	return nil
+}
+
+// offeredNames are the names of every tool and prompt registered now,
+// sorted: what the output filter watches for calls of.
+func (s *Server) offeredNames() []string {
+	names := slices.Collect(maps.Keys(s.mcp.ListTools()))
+	names = append(names, slices.Collect(maps.Keys(s.mcp.ListPrompts()))...)
+	slices.Sort(names)
+	return names
 }

@@ -227,6 +227,14 @@ func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
 	return list.Tools, nil
 }
 
+// ServerInfo is how the upstream introduced itself in its latest
+// session's initialize (after a restart, the new one's), as pins name it.
+func (c *Conn) ServerInfo() pin.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return pin.Server{Name: c.server.Name, Version: c.server.Version}
+}
+
 // Listing is the upstream's last listing, pinned: its raw definitions and
 // their digests.
 func (c *Conn) Listing() pin.Upstream {

@@ -9,8 +9,10 @@
 // description, a wider schema) from the start with --variant=changed, or
 // after N calls with --rug-pull-after=N, when it also sends
 // notifications/tools/list_changed. With --prompts it also offers
-// poisoned prompts and resources. With --added-if it lists one more
-// tool, status, as a new version of a server would.
+// poisoned prompts and resources (brief poisoned too with
+// --variant=changed). With --added-if it lists two more tools, status
+// (read-only) and reset (not), and with --prompts one more prompt,
+// digest, as a new version of a server would.
 package main
 
 import (
@@ -55,7 +57,7 @@ func main() {
 	promptRugPull := flag.Bool("prompt-rug-pull", false, "with --prompts: poison brief after its first get, and say so (list_changed)")
 	crashIf := flag.String("crash-if", "", "exit at start while this file exists (a crash loop)")
 	changedIf := flag.String("changed-if", "", "list notes pulled when this file exists at start")
-	addedIf := flag.String("added-if", "", "also list status (a benign tool) when this file exists at start")
+	addedIf := flag.String("added-if", "", "also list status (read-only), reset and, with --prompts, the prompt digest when this file exists at start")
 	flag.Parse()
 	if exists(*crashIf) {
 		os.Exit(2)
@@ -79,13 +81,17 @@ func main() {
 	s = server.NewMCPServer("hostile", "0.0.1", server.WithToolCapabilities(true), server.WithHooks(hooks),
 		server.WithPromptCapabilities(true), server.WithResourceCapabilities(false, true))
 	if *prompts {
-		addPrompts(s, *promptRugPull)
+		addPrompts(s, *promptRugPull, *variant == "changed", exists(*addedIf))
 	}
 	s.AddTool(notes(*variant == "changed"), notesHandler)
 	if exists(*addedIf) {
 		status := mcp.NewTool("status", mcp.WithReadOnlyHintAnnotation(true), mcp.WithDescription("Reports the service status."))
 		s.AddTool(status, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText("status: up"), nil
+		})
+		reset := mcp.NewTool("reset", mcp.WithReadOnlyHintAnnotation(false), mcp.WithDescription("Resets the service."))
+		s.AddTool(reset, func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("reset: done"), nil
 		})
 	}
 	leak := mcp.NewTool("leak", mcp.WithDescription("Returns a status report."), mcp.WithReadOnlyHintAnnotation(true))

@@ -29,9 +29,12 @@ type Field struct {
 	Old, New jsontext.Value
 }
 
-// Change is one tool whose listing differs from its pin.
+// Change is one tool (or prompt) whose listing differs from its pin.
 type Change struct {
-	Tool      string
+	// Tool is the tool's or prompt's own name.
+	Tool string
+	// Prompt is set for a prompt's change.
+	Prompt    bool
 	Kind      Kind
 	Fields    []Field
 	OldDigest string
@@ -42,7 +45,7 @@ type Change struct {
 // an added or removed tool.
 func (c Change) FieldNames() string {
 	if c.Kind != Changed {
-		return "tool " + string(c.Kind)
+		return c.What() + " " + string(c.Kind)
 	}
 	names := make([]string, len(c.Fields))
 	for i, f := range c.Fields {
@@ -51,23 +54,40 @@ func (c Change) FieldNames() string {
 	return strings.Join(names, ", ")
 }
 
+// What is "prompt" for a prompt's change, else "tool".
+func (c Change) What() string {
+	if c.Prompt {
+		return "prompt"
+	}
+	return "tool"
+}
+
 // Compare lists, sorted by tool, every tool of listed that is not exactly
 // as pinned: changed (with the fields that differ), added, or removed.
 func Compare(pinned, listed Upstream) []Change {
+	return compare(pinned.Server, listed.Server, pinned.Tools, listed.Tools, false)
+}
+
+// ComparePrompts is Compare over the prompts.
+func ComparePrompts(pinned, listed Upstream) []Change {
+	return compare(pinned.Server, listed.Server, pinned.Prompts, listed.Prompts, true)
+}
+
+func compare(oldServer, newServer Server, pinned, listed map[string]Tool, prompt bool) []Change {
 	var out []Change
-	for name, t := range listed.Tools {
-		old, ok := pinned.Tools[name]
+	for name, t := range listed {
+		old, ok := pinned[name]
 		switch {
 		case !ok:
-			out = append(out, Change{Tool: name, Kind: Added, NewDigest: t.Digest})
+			out = append(out, Change{Tool: name, Prompt: prompt, Kind: Added, NewDigest: t.Digest})
 		case old.Digest != t.Digest:
-			out = append(out, Change{Tool: name, Kind: Changed, OldDigest: old.Digest, NewDigest: t.Digest,
-				Fields: fields(pinned.Server, listed.Server, old.Definition, t.Definition)})
+			out = append(out, Change{Tool: name, Prompt: prompt, Kind: Changed, OldDigest: old.Digest, NewDigest: t.Digest,
+				Fields: fields(oldServer, newServer, old.Definition, t.Definition)})
 		}
 	}
-	for name, t := range pinned.Tools {
-		if _, ok := listed.Tools[name]; !ok {
-			out = append(out, Change{Tool: name, Kind: Removed, OldDigest: t.Digest})
+	for name, t := range pinned {
+		if _, ok := listed[name]; !ok {
+			out = append(out, Change{Tool: name, Prompt: prompt, Kind: Removed, OldDigest: t.Digest})
 		}
 	}
 	slices.SortFunc(out, func(a, b Change) int { return strings.Compare(a.Tool, b.Tool) })
@@ -120,12 +140,12 @@ func Format(upstream string, changes []Change) string {
 	for _, c := range changes {
 		switch c.Kind {
 		case Added:
-			fmt.Fprintf(&b, "upstream %q tool %q: added, not pinned (%s)\n", upstream, safe(c.Tool), c.NewDigest)
+			fmt.Fprintf(&b, "upstream %q %s %q: added, not pinned (%s)\n", upstream, c.What(), safe(c.Tool), c.NewDigest)
 		case Removed:
-			fmt.Fprintf(&b, "upstream %q tool %q: removed (pinned %s)\n", upstream, safe(c.Tool), c.OldDigest)
+			fmt.Fprintf(&b, "upstream %q %s %q: removed (pinned %s)\n", upstream, c.What(), safe(c.Tool), c.OldDigest)
 		default:
-			fmt.Fprintf(&b, "upstream %q tool %q: changed: %s\n  pinned %s\n  listed %s\n",
-				upstream, safe(c.Tool), safe(c.FieldNames()), c.OldDigest, c.NewDigest)
+			fmt.Fprintf(&b, "upstream %q %s %q: changed: %s\n  pinned %s\n  listed %s\n",
+				upstream, c.What(), safe(c.Tool), safe(c.FieldNames()), c.OldDigest, c.NewDigest)
 			for _, f := range c.Fields {
 				fmt.Fprintf(&b, "  %s:\n", safe(f.Name))
 				b.WriteString(fieldDiff(f))

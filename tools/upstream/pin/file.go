@@ -93,17 +93,29 @@ func Parse(name string, data []byte) (File, error) {
 		return File{}, fmt.Errorf("%s: version: %d is not %d; run toolwarden pin again", name, f.Version, FormatVersion)
 	}
 	for up, u := range f.Upstreams {
-		for tool, t := range u.Tools {
-			def, err := Canonical(t.Definition)
-			if err != nil {
-				return File{}, fmt.Errorf("%s: upstreams.%s.tools.%s.definition: %w", name, up, tool, err)
-			}
-			if Digest(u.Server, def) != t.Digest {
-				return File{}, fmt.Errorf("%s: upstreams.%s.tools.%s.digest: %w", name, up, tool, ErrTampered)
-			}
-			t.Definition = def
-			u.Tools[tool] = t
+		if err := checkDigests(name+": upstreams."+up+".tools", u.Tools, u.Server, Digest); err != nil {
+			return File{}, err
+		}
+		if err := checkDigests(name+": upstreams."+up+".prompts", u.Prompts, u.Server, PromptDigest); err != nil {
+			return File{}, err
 		}
 	}
 	return f, nil
+}
+
+// checkDigests canonicalises each definition of defs (at where) and
+// checks its digest, by digest.
+func checkDigests(where string, defs map[string]Tool, server Server, digest func(Server, jsontext.Value) string) error {
+	for item, t := range defs {
+		def, err := Canonical(t.Definition)
+		if err != nil {
+			return fmt.Errorf("%s.%s.definition: %w", where, item, err)
+		}
+		if digest(server, def) != t.Digest {
+			return fmt.Errorf("%s.%s.digest: %w", where, item, ErrTampered)
+		}
+		t.Definition = def
+		defs[item] = t
+	}
+	return nil
 }

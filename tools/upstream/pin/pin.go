@@ -1,13 +1,18 @@
-// Package pin records the tool definitions of upstream MCP servers by
-// digest, reads and writes the pins file (toolwarden.pins.json) and says,
-// tool by tool and field by field, what changed since they were pinned.
+// Package pin records the tool and prompt definitions of upstream MCP
+// servers by digest, reads and writes the pins file
+// (toolwarden.pins.json) and says, tool by tool (or prompt by prompt) and
+// field by field, what changed since they were pinned.
 //
-// A definition is the tool object exactly as the upstream listed it in
-// tools/list (every field: name, title, description, inputSchema,
+// A tool's definition is the tool object exactly as the upstream listed
+// it in tools/list (every field: name, title, description, inputSchema,
 // outputSchema, annotations, _meta, and any other), with the upstream's
 // server name and version. Its digest is SHA-256 over the RFC 8785
 // canonical form (JCS) of {"server":{...},"tool":{...}}, so that key
-// order and number spelling do not matter and everything else does.
+// order and number spelling do not matter and everything else does. A
+// prompt's is the prompt object of prompts/list as mcp-go decodes it
+// (name, title, description, arguments with each one's name, title,
+// description and required, icons, _meta), its digest taken over
+// {"prompt":{...},"server":{...}}.
 package pin
 
 import (
@@ -18,6 +23,7 @@ import (
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // FileName is the pins file's name, beside the config file.
@@ -45,6 +51,11 @@ type Tool struct {
 type Upstream struct {
 	Server Server          `json:"server"`
 	Tools  map[string]Tool `json:"tools"`
+	// Prompts are its prompts, pinned as its tools are (a Tool each: the
+	// digest and the definition). Nil when they were never pinned: a
+	// pins file written before prompts were, or a record of first use
+	// taken before the prompts were listed.
+	Prompts map[string]Tool `json:"prompts"`
 }
 
 // File is the pins file: every upstream's listing, by upstream name.
@@ -70,6 +81,20 @@ func Digest(server Server, tool jsontext.Value) string {
 		Server Server         `json:"server"`
 		Tool   jsontext.Value `json:"tool"`
 	}{server, tool})
+	return digestOf(doc)
+}
+
+// PromptDigest is the digest of prompt (canonical) as listed by server:
+// under its own member, so that no prompt shares a tool's digest.
+func PromptDigest(server Server, prompt jsontext.Value) string {
+	doc, _ := json.Marshal(struct {
+		Prompt jsontext.Value `json:"prompt"`
+		Server Server         `json:"server"`
+	}{prompt, server})
+	return digestOf(doc)
+}
+
+func digestOf(doc []byte) string {
 	v := jsontext.Value(doc)
 	// Server's strings and an already canonical tool: cannot fail.
 	_ = v.Canonicalize()
@@ -99,6 +124,27 @@ func Listing(server Server, raw []json.RawMessage) (Upstream, error) {
 		u.Tools[*head.Name] = Tool{Digest: Digest(server, def), Definition: def}
 	}
 	return u, nil
+}
+
+// Prompts pins the prompts an upstream listed, each by its name. A name
+// listed twice makes the listing unpinnable.
+func Prompts(server Server, listed []mcp.Prompt) (map[string]Tool, error) {
+	out := make(map[string]Tool, len(listed))
+	for i, p := range listed {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("prompts[%d]: %w", i, err)
+		}
+		def, err := Canonical(raw)
+		if err != nil {
+			return nil, fmt.Errorf("prompts[%d]: not canonical JSON (RFC 8785): %w", i, err)
+		}
+		if _, dup := out[p.Name]; dup {
+			return nil, fmt.Errorf("prompts[%d]: the name %q is listed twice", i, p.Name)
+		}
+		out[p.Name] = Tool{Digest: PromptDigest(server, def), Definition: def}
+	}
+	return out, nil
 }
 
 // ErrTampered is the error of a pins file whose digest does not match
