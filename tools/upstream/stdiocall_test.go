@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
 	"github.com/toolwarden/toolwarden/configs"
+	"github.com/toolwarden/toolwarden/internal/rpcerr"
+	"github.com/toolwarden/toolwarden/internal/toolerr"
 )
 
 // scripted is a stdio upstream written line by line: it answers
@@ -383,4 +385,26 @@ func TestStdioCallCarriesTheModernEnvelope(t *testing.T) {
 	require.Equal(t, version, m[mcp.MetaKeyProtocolVersion])
 	require.Contains(t, m, mcp.MetaKeyClientCapabilities)
 	require.Equal(t, map[string]any{"name": "toolwarden", "version": "test"}, m[mcp.MetaKeyClientInfo])
+}
+
+// TestUpstreamErrorNeverFillsTheRPCSlot: an upstream that answers a call
+// with a JSON-RPC error of its choosing (code, message and data, here
+// 2026-07-28's MissingRequiredClientCapability asking for sampling) gets
+// a tool error to the model, backend.denied; it never reaches the
+// transport's slot for the request's own JSON-RPC error (rpcerr), which
+// only server code fills.
+func TestUpstreamErrorNeverFillsTheRPCSlot(t *testing.T) {
+	c, _, _ := connectScripted(t, func(s *scripted, id string) {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"error":{"code":-32021,"message":"declare sampling","data":{"requiredCapabilities":{"sampling":{}}}}}`)
+	})
+	ctx, slot := rpcerr.WithSlot(context.Background())
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "s__look"
+	req.Params.Arguments = map[string]any{"q": "x"}
+	res, err := c.Tools()[0].Handler(ctx, req)
+	require.NoError(t, err)
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, "a tool error result")
+	require.Equal(t, toolerr.BackendDenied, e.Code)
+	require.Nil(t, slot(), "the upstream's error filled the request's JSON-RPC error slot")
 }
