@@ -35,7 +35,16 @@ func benchBwrap(b *testing.B) *Bwrap {
 	return r.(*Bwrap)
 }
 
-var benchArgv = map[string][]string{"true": {"/usr/bin/true"}, "python": {"/usr/bin/python3", "-I", "-B", "-c", "pass"}}
+// benchArgv are the programs each benchmark runs; node (`node -e 0`, the
+// start of the Node runtime that local MCP servers use) only where
+// /usr/bin/node is installed.
+var benchArgv = func() map[string][]string {
+	m := map[string][]string{"true": {"/usr/bin/true"}, "python": {"/usr/bin/python3", "-I", "-B", "-c", "pass"}}
+	if _, err := os.Stat("/usr/bin/node"); err == nil {
+		m["node"] = []string{"/usr/bin/node", "-e", "0"}
+	}
+	return m
+}()
 
 func BenchmarkBareRunsc(b *testing.B) {
 	r := benchRunsc(b)
