@@ -116,6 +116,9 @@ type argScan struct {
 	// redacted holds the arguments with their secrets redacted, when the
 	// rule redacts and a secret was found.
 	redacted any
+	// declared are the top-level member names the tool's input schema
+	// declares: the tool's words, not the model's, so not scanned.
+	declared map[string]bool
 	err      error
 }
 
@@ -146,7 +149,7 @@ func (g *Guard) scanArgs(call Call) *argScan {
 	if a.Filter == nil || tool == nil || call.listing || call.Args == nil {
 		return nil
 	}
-	s := &argScan{rule: a.ruleFor(tool)}
+	s := &argScan{rule: a.ruleFor(tool), declared: g.validator.properties(tool.Name)}
 	if upstreamTool(tool.Capabilities) {
 		s.refs = a.SecretFiles
 	}
@@ -167,8 +170,9 @@ func (g *Guard) scanArgs(call Call) *argScan {
 
 // walk scans v, the argument at name (the value of the object member
 // member, "" in an array), and returns it with its secrets redacted, and
-// whether any was. An object's member names are scanned too: a map keyed
-// by tokens is no hiding place. Nothing is copied unless something is
+// whether any was. An object's member names are scanned too (a map keyed
+// by tokens is no hiding place), but for the top-level names the tool's
+// schema declares. Nothing is copied unless something is
 // redacted: an object or array that changed is a shallow copy of v with
 // the changed members replaced, v itself is never changed.
 func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string, v any, depth int) (any, bool) {
@@ -185,7 +189,10 @@ func (s *argScan) walk(f *outfilter.Filter, tool *ToolInfo, name, member string,
 	case map[string]any:
 		var out map[string]any // a copy of x, once a member changes
 		for k, e := range x {
-			key, kc := s.text(f, joinArg(name, "(name)"), "", k)
+			key, kc := k, false
+			if depth > 0 || !s.declared[k] {
+				key, kc = s.text(f, joinArg(name, "(name)"), "", k)
+			}
 			val, c := s.walk(f, tool, joinArg(name, k), k, e, depth+1)
 			if !kc && !c {
 				continue

@@ -189,6 +189,22 @@ func TestArgumentScanKnowsToolsAddedLater(t *testing.T) {
 	require.Equal(t, []string{`content: marker "call hostile__reset"`}, ticket.call.scan.markers)
 }
 
+// The top-level member names a tool's schema declares are its own words
+// and are not scanned; any other name is, as a value is.
+func TestArgumentScanNames(t *testing.T) {
+	secret := fakesecret.All(3)[0]
+	g := newArgGuard(t, ArgScan{Secrets: ArgRefuse, Markers: ArgFlag}, &memAuditor{})
+	ticket, denial := g.Admit(argCall(t, "send_msg", `{"path":"a","content":"b"}`))
+	require.Nil(t, denial)
+	require.Empty(t, ticket.call.scan.findings())
+
+	// The schema refuses an undeclared name later; the scan finds the
+	// secret in it first.
+	scan := g.scanArgs(argCall(t, "send_msg", `{"content":"b",`+quote(secret.Line)+`:"x"}`))
+	require.Len(t, scan.secrets, 1)
+	require.Contains(t, scan.secrets[0], "(name): secret "+secret.Rule)
+}
+
 // policy explain shows the rule that scanned the arguments.
 func TestArgumentScanExplain(t *testing.T) {
 	secret := fakesecret.All(3)[0]

@@ -31,13 +31,7 @@ func (v *Validator) DropControlArgs(tool string, args any) (any, []string) {
 	if !ok || v == nil || len(v.control) == 0 {
 		return args, nil
 	}
-	v.mu.RLock()
-	in := v.schemas[tool]
-	v.mu.RUnlock()
-	var props map[string]bool
-	if in != nil {
-		props = in.props()
-	}
+	props := v.properties(tool)
 	var dropped []string
 	for _, name := range v.control {
 		if _, sent := m[name]; sent && !props[name] {
@@ -79,6 +73,21 @@ func (g *Guard) DropControlArgs(call Call, raw json.RawMessage) (Call, json.RawM
 
 // schemaProperties returns the names a JSON schema's top-level
 // "properties" defines.
+// properties are the top-level property names tool's input schema
+// declares (nil for an unknown tool), read at first need.
+func (v *Validator) properties(tool string) map[string]bool {
+	if v == nil {
+		return nil
+	}
+	v.mu.RLock()
+	in := v.schemas[tool]
+	v.mu.RUnlock()
+	if in == nil {
+		return nil
+	}
+	return in.props()
+}
+
 func schemaProperties(raw json.RawMessage) map[string]bool {
 	var s struct {
 		Properties map[string]json.RawMessage `json:"properties"`
