@@ -98,9 +98,10 @@ func (g *Guard) GrantLater(caps []string) error {
 
 // SetToolNames gives the output filter the names of every tool offered
 // now (names): text asking to call one of them is flagged, for the tools
-// made known after start as for those known at start.
+// made known after start as for those known at start, whose names the
+// filter keeps watching.
 func (g *Guard) SetToolNames(names []string) {
-	g.filter.Store(g.cfg.OutputFilter.WithToolNames(names))
+	g.filter.Store(g.cfg.OutputFilter.WithMoreToolNames(names))
 }
 
 // outputFilter is the filter results go through: the configured one, the
