@@ -198,11 +198,13 @@ func TestArgumentScanNames(t *testing.T) {
 	require.Nil(t, denial)
 	require.Empty(t, ticket.call.scan.findings())
 
-	// The schema refuses an undeclared name later; the scan finds the
-	// secret in it first.
-	scan := g.scanArgs(argCall(t, "send_msg", `{"content":"b",`+quote(secret.Line)+`:"x"}`))
-	require.Len(t, scan.secrets, 1)
-	require.Contains(t, scan.secrets[0], "(name): secret "+secret.Rule)
+	// The schema would refuse an undeclared name too, quoting it: the
+	// scan's refusal comes first and names the rule, not the value.
+	_, denial = g.Admit(argCall(t, "send_msg", `{"content":"b",`+quote(secret.Line)+`:"x"}`))
+	require.NotNil(t, denial)
+	require.Equal(t, toolerr.DeniedArgumentSecret, denial.Code, "%s", denial.Message)
+	require.Contains(t, denial.Message, "(name): secret "+secret.Rule)
+	require.NotContains(t, denial.Message, secret.Value)
 }
 
 // policy explain shows the rule that scanned the arguments.

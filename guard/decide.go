@@ -290,11 +290,13 @@ func checkArguments(in *input) Decision {
 	if in.call.listing {
 		return pass("args.none_in_a_listing")
 	}
-	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
-		return deny(err.Rule, err)
-	}
+	// The scan's refusal comes first: a schema's refusal of an unknown
+	// member would quote its name, a secret's too.
 	if d, done := in.call.scan.decision(in.call.Tool); done {
 		return d
+	}
+	if err := in.v.Validate(in.call.Tool, in.call.Args); err != nil {
+		return deny(err.Rule, err)
 	}
 	d := pass("args.valid")
 	if in.trace {
