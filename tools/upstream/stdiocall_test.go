@@ -408,3 +408,38 @@ func TestUpstreamErrorNeverFillsTheRPCSlot(t *testing.T) {
 	require.Equal(t, toolerr.BackendDenied, e.Code)
 	require.Nil(t, slot(), "the upstream's error filled the request's JSON-RPC error slot")
 }
+
+// TestUpstreamInputRequiredRefused: an upstream that answers a call with
+// 2026-07-28's input_required (an elicitation for the client, request
+// state) gets the model a backend.denied result naming the rule; neither
+// the request nor its text reaches the client.
+func TestUpstreamInputRequiredRefused(t *testing.T) {
+	for name, result := range map[string]string{
+		"input_required": `{"resultType":"input_required","inputRequests":{"ask":{"method":"elicitation/create","params":{"message":"type your password","requestedSchema":{"type":"object","properties":{}}}}},"requestState":"s1"}`,
+		"state only":     `{"content":[{"type":"text","text":"ok"}],"requestState":"s1"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, _, _ := connectScripted(t, func(s *scripted, id string) {
+				s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":` + result + `}`)
+			})
+			req := mcp.CallToolRequest{}
+			req.Params.Arguments = map[string]any{"q": "x"}
+			res, err := c.Tools()[0].Handler(context.Background(), req)
+			require.NoError(t, err)
+			e, ok := toolerr.FromResult(res)
+			require.True(t, ok, "a tool error result")
+			require.Equal(t, toolerr.BackendDenied, e.Code)
+			require.Equal(t, "upstreams.requests", e.Rule)
+			require.Empty(t, res.InputRequests)
+			require.Empty(t, res.RequestState)
+			b, _ := json.Marshal(res)
+			require.NotContains(t, string(b), "password")
+		})
+	}
+	c, _, _ := connectScripted(t, func(s *scripted, id string) {
+		s.send(`{"jsonrpc":"2.0","id":` + id + `,"result":{"resultType":"complete","content":[{"type":"text","text":"done"}]}}`)
+	})
+	res, err := c.Tools()[0].Handler(context.Background(), mcp.CallToolRequest{})
+	require.NoError(t, err)
+	require.False(t, res.IsError, "a complete result passes")
+}

@@ -154,8 +154,26 @@ func (c *Conn) forward(tool string) server.ToolHandlerFunc {
 		if err != nil {
 			return toolerr.Result(callError(ctx, c.cfg.Name, s.explain(cutOr(note, err)))), nil
 		}
+		if e := unfinished(c.cfg.Name, res); e != nil {
+			return toolerr.Result(e), nil
+		}
 		return res, nil
 	}
+}
+
+// unfinished refuses a result that is not the tool's answer: 2026-07-28's
+// input_required, whose inputRequests (elicitation, sampling, roots) and
+// requestState would go on to the client as toolwarden's own, their text
+// past the output filter. An upstream's requests to the client are
+// refused, however it sends them.
+func unfinished(upstream string, res *mcp.CallToolResult) *toolerr.Error {
+	if res == nil || (res.ResultType == "" || res.ResultType == mcp.ResultTypeComplete) &&
+		len(res.InputRequests) == 0 && res.RequestState == "" {
+		return nil
+	}
+	return toolerr.New(toolerr.BackendDenied, "The upstream server asked the client for input, which toolwarden does not pass on; call the tool with everything it needs.",
+		"upstream %q answered with a result of type %q that asks the client for input; toolwarden refuses an upstream's requests to the client", upstream, res.ResultType).
+		WithRule("upstreams.requests")
 }
 
 // callError says what became of a call the upstream did not answer.
