@@ -133,6 +133,9 @@ func (c *toolCalls) close() {
 func (c *toolCalls) answer(ctx context.Context, req json.RawMessage) {
 	withSlot, rpc := rpcerr.WithSlot(ctx)
 	related, written := c.relate(withSlot)
+	if turn, ok := ctx.(*Turn); ok {
+		turn.finish = written // a stand-in's answer goes after them too
+	}
 	msg := c.handle(related, req)
 	written() // the call's notifications go before its answer (related.go)
 	if turn, ok := ctx.(*Turn); ok && turn.took.Load() {
@@ -201,6 +204,10 @@ type Turn struct {
 	// a handler runs in place, so that a call made from inside it (with
 	// its context) takes a handler goroutine rather than this turn.
 	took, running atomic.Bool
+	// finish returns once the call's notifications sent so far are
+	// written, and lets none be written after (the call's relay); set
+	// before the handler runs, nil for a Turn that answers nobody.
+	finish func()
 }
 
 // turnKey finds a call's Turn among its context's values.
@@ -227,12 +234,16 @@ func TurnOf(ctx context.Context) (*Turn, bool) {
 func (t *Turn) Release() { t.running.Store(false) }
 
 // StandIn answers the call with res, as mcp-go would have (the id as it
-// reads it), and starts a worker in the place of the one still running
-// the call's handler.
+// reads it), after the notifications its handler sent so far and before
+// any it sends later (which are not written), and starts a worker in the
+// place of the one still running the call's handler.
 func (t *Turn) StandIn(res *mcp.CallToolResult) {
 	t.took.Store(true)
 	if t.calls == nil {
 		return
+	}
+	if t.finish != nil {
+		t.finish() // what the handler sent so far goes first, nothing after
 	}
 	var id any
 	_ = json.Unmarshal(t.id, &id)
