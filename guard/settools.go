@@ -96,6 +96,27 @@ func (g *Guard) GrantLater(caps []string) error {
 	return nil
 }
 
+// RevokeLater withdraws the default grants GrantLater made for the named
+// tools: a tool the upstream no longer lists, or lists again without its
+// read-only annotation, keeps no default it had for being read-only.
+// Grants of the start and capabilities.grant are not touched.
+func (g *Guard) RevokeLater(tools []string) {
+	l := g.cfg.Policy.later
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, name := range tools {
+		t := g.tool(name)
+		if t == nil {
+			continue
+		}
+		for _, c := range t.Capabilities {
+			if parsed, err := capability.Parse(c); err == nil {
+				delete(l.caps, parsed.String())
+			}
+		}
+	}
+}
+
 // SetToolNames gives the output filter the names of every tool offered
 // now (names): text asking to call one of them is flagged, for the tools
 // made known after start as for those known at start, whose names the

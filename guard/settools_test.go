@@ -73,4 +73,6 @@ func TestGrantLater(t *testing.T) {
 	require.NoError(t, g.GrantLater([]string{"mcp:call:up/status", "mcp:call:up/wipe"}))
 	require.Nil(t, admit("up__status"))
 	require.Equal(t, `capabilities.deny:"mcp:call:up/wipe"`, admit("up__wipe").Rule, "deny still wins")
+	g.RevokeLater([]string{"up__status", "up__unknown"})
+	require.Equal(t, "capabilities.missing", admit("up__status").Rule, "no longer read-only: the default is withdrawn")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/toolwarden/toolwarden/tools"
+	"github.com/toolwarden/toolwarden/tools/upstream"
 )
 
 // setUpstreamTools offers the upstream tools listed again after start
@@ -25,6 +26,9 @@ func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 		schemas[t.Tool.Name] = t.Tool.RawInputSchema
 		entries = append(entries, server.ServerTool{Tool: t.Tool, Handler: t.Handler})
 	}
+	// A tool dropped, or listed again without its read-only annotation,
+	// loses the default grant it had for being read-only.
+	s.guard.RevokeLater(append(slices.Clone(del), notReadOnly(add)...))
 	if len(add) > 0 {
 		if err := s.guard.SetTools(GuardInfo(add), schemas); err != nil {
 			return err
@@ -41,6 +45,18 @@ func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 	}
 	s.guard.SetToolNames(s.offeredNames())
 	return nil
+}
+
+// notReadOnly are the names of the upstream tools of toolset not
+// annotated read-only.
+func notReadOnly(toolset []tools.Tool) []string {
+	var out []string
+	for _, t := range toolset {
+		if t.Meta.Toolset == upstream.Toolset && !upstream.ReadOnly(t.Tool) {
+			out = append(out, t.Tool.Name)
+		}
+	}
+	return out
 }
 
 // offeredNames are the names of every tool and prompt registered now,
