@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,6 +28,8 @@ type Server struct {
 	guard *guard.Guard
 	log   *slog.Logger
 	tools []tools.Tool
+	// namesMu orders the output filter's tool names (watchOfferedNames).
+	namesMu sync.Mutex
 	// approval asks the human before calls that need approval.
 	approval *approver
 	// late waits for and bounds calls that outlive their deadline.

@@ -219,7 +219,7 @@ func (s *Server) relistPrompts(offers *promptOffers, src promptSource) {
 	}
 	registered := len(add) > 0 || len(del) > 0
 	if registered {
-		s.guard.SetToolNames(s.offeredNames())
+		s.watchOfferedNames()
 	}
 	// mcp-go told the clients of what it registered if the server
 	// declared prompts' listChanged (it does with upstream tools); which

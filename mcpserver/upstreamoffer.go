@@ -43,8 +43,17 @@ func (s *Server) setUpstreamTools(add []tools.Tool, del []string) error {
 	if len(entries) > 0 {
 		s.mcp.AddTools(entries...)
 	}
-	s.guard.SetToolNames(s.offeredNames())
+	s.watchOfferedNames()
 	return nil
+}
+
+// watchOfferedNames has the output filter watch for calls of every tool
+// and prompt registered now. The tools' and the prompts' relists each
+// call it: under namesMu, the names stored last are the latest.
+func (s *Server) watchOfferedNames() {
+	s.namesMu.Lock()
+	defer s.namesMu.Unlock()
+	s.guard.SetToolNames(s.offeredNames())
 }
 
 // notReadOnly are the names of the upstream tools of toolset not
