@@ -133,7 +133,8 @@ func (s *upstreamSet) open(ctx context.Context, env backendEnv, i int, u configs
 		return nil, err
 	}
 	s.tools, s.withheld = offered, withheld
-	conn.OnToolsChanged(func() { s.relist(env, i, u, conn) })
+	relist := new(coalesced) // a flood of list_changed: one listing at a time, one more after
+	conn.OnToolsChanged(func() { relist.do(func() { s.relist(env, i, u, conn) }) })
 	conn.OnEvent(func(e upstream.Event) { upstreamEvent(env, i, e) })
 	env.Log.Info("upstream", "upstream", u.Name, "server", conn.Server.Name, "server_version", conn.Server.Version,
 		"tools", len(s.tools), "withheld", len(s.withheld), "sandbox", u.URL == "" && u.Sandboxed(),

@@ -152,6 +152,7 @@ func (o *promptOffers) taken(s *Server, upstreamName string) map[string]string {
 // are after each restart of the upstream.
 func (s *Server) watchUpstreamLists(items upstreamItems, offers *promptOffers) {
 	for _, src := range items.upstreams {
+		relist := new(coalesced) // a flood of list_changed: one listing at a time, one more after
 		src.conn.OnListChanged(func(m mcp.MCPMethod) {
 			switch m {
 			case mcp.MethodNotificationResourcesListChanged:
@@ -159,12 +160,13 @@ func (s *Server) watchUpstreamLists(items upstreamItems, offers *promptOffers) {
 					s.mcp.SendNotificationToAllClients(string(mcp.MethodNotificationResourcesListChanged), nil)
 				}
 			case mcp.MethodNotificationPromptsListChanged:
-				s.relistPrompts(offers, src)
+				relist.do(func() { s.relistPrompts(offers, src) })
 			}
 		})
 		src.conn.OnEvent(func(e upstream.Event) {
 			if e.Kind == upstream.EventRestarted {
-				go s.relistPrompts(offers, src) // the restart loop must not wait for a listing
+				// The restart loop must not wait for a listing.
+				go relist.do(func() { s.relistPrompts(offers, src) })
 			}
 		})
 	}
