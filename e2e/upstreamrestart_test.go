@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -179,6 +180,38 @@ upstreams:
 	res := callUpstream(t, c, "legacy__status", nil)
 	require.False(t, res.IsError, "%+v", res.Content)
 	require.Contains(t, text(t, res), "up; aws_access_key_id = [REDACTED:")
+}
+
+// TestUpstreamInputRequiredRefused: an upstream that asks the client for
+// input in a call's answer (2026-07-28's input_required, with an
+// elicitation and request state) gets the call refused with
+// backend.denied, rule upstreams.requests: neither the request nor its
+// text reaches the client.
+func TestUpstreamInputRequiredRefused(t *testing.T) {
+	t.Parallel()
+	bin := buildHostile(t)
+	ws, env := workspace(t)
+	file := upstreamConfig(t, ws, `
+policy:
+  allow: [hostile__askinline]
+upstreams:
+  - name: hostile
+    command: [`+bin+`, --attack]
+    sandbox: false
+`)
+	c, _ := serveUpstream(t, ws, env, file)
+	res := callUpstream(t, c, "hostile__askinline", nil)
+	require.True(t, res.IsError, "%+v", res.Content)
+	e, ok := toolerr.FromResult(res)
+	require.True(t, ok, "%+v", res.Content)
+	require.Equal(t, toolerr.BackendDenied, e.Code)
+	require.Equal(t, "upstreams.requests", e.Rule)
+	require.Empty(t, res.InputRequests)
+	require.Empty(t, res.RequestState)
+	b, err := json.Marshal(res)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "password")
+	require.NotContains(t, string(b), "hostile-state")
 }
 
 // TestUpstreamRequestsRefused: an upstream that sends requests of its own
