@@ -118,12 +118,10 @@ func withPrompts(ctx context.Context, conn *upstream.Conn, u configs.Upstream) (
 	l := conn.Listing()
 	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
 	defer cancel()
-	prompts, err := conn.ListPrompts(ctx)
+	_, pinned, err := conn.ListPrompts(ctx)
 	if err != nil {
 		return pin.Upstream{}, err
 	}
-	if l.Prompts, err = pin.Prompts(l.Server, prompts); err != nil {
-		return pin.Upstream{}, fmt.Errorf("prompts/list: its listing cannot be pinned: %w", err)
-	}
+	l.Prompts = pinned
 	return l, nil
 }

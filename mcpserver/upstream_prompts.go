@@ -32,16 +32,11 @@ type promptSource struct {
 func listPrompts(ctx context.Context, conn *upstream.Conn, u configs.Upstream, pins *pinGate) ([]mcp.Prompt, map[string]bool, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.Timeout())
 	defer cancel()
-	prompts, err := conn.ListPrompts(ctx)
+	prompts, pinned, err := conn.ListPrompts(ctx)
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("its prompts could not be listed: %w", err)
+		return nil, nil, false, fmt.Errorf("its prompts could not be listed and pinned: %w", err)
 	}
-	server := conn.ServerInfo()
-	pinned, err := pin.Prompts(server, prompts)
-	if err != nil {
-		return nil, nil, false, fmt.Errorf("its prompts cannot be pinned: %w", err)
-	}
-	changes, hiddenChanged := pins.checkPrompts(u.Name, server, pinned)
+	changes, hiddenChanged := pins.checkPrompts(u.Name, conn.ServerInfo(), pinned)
 	return prompts, driftedOf(pins, changes), hiddenChanged, nil
 }
 

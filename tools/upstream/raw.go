@@ -11,10 +11,11 @@ import (
 )
 
 // recorder is the upstream's transport with one addition: it keeps the
-// raw result of every tools/list page. mcp-go's client decodes a listing
-// into mcp.Tool, which drops what its structs do not hold (most input
-// schema keywords, fields it does not know); a pin is taken over the
-// tool objects exactly as the upstream sent them.
+// raw result of every tools/list and prompts/list page. mcp-go's client
+// decodes a listing into mcp.Tool or mcp.Prompt, which drop what their
+// structs do not hold (most input schema keywords, fields they do not
+// know); a pin is taken over the objects exactly as the upstream sent
+// them.
 //
 // Which optional interfaces a transport has changes what mcp-go's client
 // does (requests from the upstream, HTTP protocol headers), so recorder
@@ -22,7 +23,7 @@ import (
 type recorder struct {
 	transport.Interface
 	mu    sync.Mutex
-	pages []json.RawMessage
+	pages map[string][]json.RawMessage // by method
 	// refused is told the method of each request from the upstream that
 	// is refused (every one but ping).
 	refused func(method string)
@@ -30,20 +31,24 @@ type recorder struct {
 
 func (r *recorder) SendRequest(ctx context.Context, req transport.JSONRPCRequest) (*transport.JSONRPCResponse, error) {
 	res, err := r.Interface.SendRequest(ctx, req)
-	if err == nil && res != nil && res.Error == nil && req.Method == string(mcp.MethodToolsList) {
+	if err == nil && res != nil && res.Error == nil &&
+		(req.Method == string(mcp.MethodToolsList) || req.Method == string(mcp.MethodPromptsList)) {
 		r.mu.Lock()
-		r.pages = append(r.pages, append(json.RawMessage(nil), res.Result...))
+		if r.pages == nil {
+			r.pages = map[string][]json.RawMessage{}
+		}
+		r.pages[req.Method] = append(r.pages[req.Method], append(json.RawMessage(nil), res.Result...))
 		r.mu.Unlock()
 	}
 	return res, err
 }
 
-// take returns the pages recorded since the last take.
-func (r *recorder) take() []json.RawMessage {
+// take returns the pages of method recorded since its last take.
+func (r *recorder) take(method mcp.MCPMethod) []json.RawMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := r.pages
-	r.pages = nil
+	p := r.pages[string(method)]
+	delete(r.pages, string(method))
 	return p
 }
 
@@ -101,15 +106,29 @@ func record(t transport.Interface) (wrapped transport.Interface, rec *recorder) 
 
 // rawTools are the tool objects of listing pages, in order, as sent.
 func rawTools(pages []json.RawMessage) ([]json.RawMessage, error) {
+	return rawItems(pages, func(p *rawPage) []json.RawMessage { return p.Tools })
+}
+
+// rawPrompts are the prompt objects of listing pages, in order, as sent.
+func rawPrompts(pages []json.RawMessage) ([]json.RawMessage, error) {
+	return rawItems(pages, func(p *rawPage) []json.RawMessage { return p.Prompts })
+}
+
+// rawPage is a tools/list or prompts/list page.
+type rawPage struct {
+	Tools   []json.RawMessage `json:"tools"`
+	Prompts []json.RawMessage `json:"prompts"`
+}
+
+// rawItems are the items of listing pages, in order, as sent.
+func rawItems(pages []json.RawMessage, items func(*rawPage) []json.RawMessage) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	for _, p := range pages {
-		var page struct {
-			Tools []json.RawMessage `json:"tools"`
-		}
+		var page rawPage
 		if err := json.Unmarshal(p, &page); err != nil {
 			return nil, err
 		}
-		out = append(out, page.Tools...)
+		out = append(out, items(&page)...)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolwarden/toolwarden/tools/upstream/pin"
 	"slices"
 	"strings"
 
@@ -105,20 +106,33 @@ func item(name, title, description string, schema json.RawMessage, capability st
 // Name is the upstream's name (upstreams[].name).
 func (c *Conn) Name() string { return c.cfg.Name }
 
-// ListPrompts lists the upstream's prompts; none when it offers none.
-func (c *Conn) ListPrompts(ctx context.Context) ([]mcp.Prompt, error) {
+// ListPrompts lists the upstream's prompts (none when it offers none)
+// and pins them as listed (pin.Prompts, over the raw prompt objects). A
+// listing that cannot be pinned is refused, as a tools listing is.
+func (c *Conn) ListPrompts(ctx context.Context) ([]mcp.Prompt, map[string]pin.Tool, error) {
+	c.listMu.Lock() // one listing at a time: the recorder's pages are its own
+	defer c.listMu.Unlock()
 	s, out := c.session()
 	if s == nil {
-		return nil, unavailable(c.cfg.Name, out)
+		return nil, nil, unavailable(c.cfg.Name, out)
 	}
 	if s.client.GetServerCapabilities().Prompts == nil {
-		return nil, nil
+		return nil, map[string]pin.Tool{}, nil
 	}
+	s.rec.take(mcp.MethodPromptsList)
 	res, err := s.client.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("prompts/list: %w", s.explain(err))
+		return nil, nil, fmt.Errorf("prompts/list: %w", s.explain(err))
 	}
-	return res.Prompts, nil
+	raw, err := rawPrompts(s.rec.take(mcp.MethodPromptsList))
+	if err != nil {
+		return nil, nil, fmt.Errorf("prompts/list: %w", err)
+	}
+	pinned, err := pin.Prompts(c.ServerInfo(), raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prompts/list: its listing cannot be pinned: %w", err)
+	}
+	return res.Prompts, pinned, nil
 }
 
 // OffersResources reports whether the upstream said, when it started,

@@ -204,13 +204,13 @@ func (c *Conn) List(ctx context.Context) ([]mcp.Tool, error) {
 	if s == nil {
 		return nil, fmt.Errorf("tools/list: %s", out.Error())
 	}
-	s.rec.take()
+	s.rec.take(mcp.MethodToolsList)
 	ctx, note := withCapNote(ctx)
 	list, err := s.client.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("tools/list: %w", s.explain(cutOr(note, timeoutErr(ctx, err))))
 	}
-	raw, err := rawTools(s.rec.take())
+	raw, err := rawTools(s.rec.take(mcp.MethodToolsList))
 	var pinned pin.Upstream
 	if err == nil {
 		c.mu.Lock()

@@ -23,7 +23,6 @@ import (
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // FileName is the pins file's name, beside the config file.
@@ -126,23 +125,28 @@ func Listing(server Server, raw []json.RawMessage) (Upstream, error) {
 	return u, nil
 }
 
-// Prompts pins the prompts an upstream listed, each by its name. A name
-// listed twice makes the listing unpinnable.
-func Prompts(server Server, listed []mcp.Prompt) (map[string]Tool, error) {
-	out := make(map[string]Tool, len(listed))
-	for i, p := range listed {
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return nil, fmt.Errorf("prompts[%d]: %w", i, err)
-		}
-		def, err := Canonical(raw)
+// Prompts pins the raw prompt objects an upstream listed, each by its
+// name, as Listing pins tools: every field as sent, those mcp-go's
+// structs do not hold included. A prompt that is not a JSON object with a
+// string name, or not canonical (a duplicate member name, invalid UTF-8),
+// or a name listed twice makes the listing unpinnable.
+func Prompts(server Server, raw []json.RawMessage) (map[string]Tool, error) {
+	out := make(map[string]Tool, len(raw))
+	for i, r := range raw {
+		def, err := Canonical(r)
 		if err != nil {
 			return nil, fmt.Errorf("prompts[%d]: not canonical JSON (RFC 8785): %w", i, err)
 		}
-		if _, dup := out[p.Name]; dup {
-			return nil, fmt.Errorf("prompts[%d]: the name %q is listed twice", i, p.Name)
+		var head struct {
+			Name *string `json:"name"`
 		}
-		out[p.Name] = Tool{Digest: PromptDigest(server, def), Definition: def}
+		if err := json.Unmarshal(def, &head); err != nil || head.Name == nil {
+			return nil, fmt.Errorf("prompts[%d]: not an object with a string name", i)
+		}
+		if _, dup := out[*head.Name]; dup {
+			return nil, fmt.Errorf("prompts[%d]: the name %q is listed twice", i, *head.Name)
+		}
+		out[*head.Name] = Tool{Digest: PromptDigest(server, def), Definition: def}
 	}
 	return out, nil
 }
