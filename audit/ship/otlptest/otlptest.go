@@ -68,6 +68,21 @@ func (r *Receiver) Stop() {
 	}
 }
 
+// Drain stops the receiver after answering the exports it has begun to
+// receive: what it recorded, its sender was told it has. Exports fail
+// until Restart, as after Stop, but none is received and then lost to
+// its sender (Stop cuts connections mid-answer: a sender then sends
+// again what was recorded, as it must).
+func (r *Receiver) Drain() {
+	r.mu.Lock()
+	srv := r.srv
+	r.srv = nil
+	r.mu.Unlock()
+	if srv != nil {
+		srv.Close() // closes the listener and idle connections, waits for the requests under way
+	}
+}
+
 // Restart listens again on the address it had.
 func (r *Receiver) Restart() { r.listen(&net.ListenConfig{}, r.addr) }
 
