@@ -58,11 +58,7 @@ func (r *Receiver) URL() string { return "http://" + r.addr + "/v1/logs" }
 // Stop closes the listener and every connection: exports fail until
 // Restart.
 func (r *Receiver) Stop() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
+	if srv := r.take(); srv != nil {
 		srv.CloseClientConnections()
 		srv.Close()
 	}
@@ -74,13 +70,18 @@ func (r *Receiver) Stop() {
 // its sender (Stop cuts connections mid-answer: a sender then sends
 // again what was recorded, as it must).
 func (r *Receiver) Drain() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
+	if srv := r.take(); srv != nil {
 		srv.Close() // closes the listener and idle connections, waits for the requests under way
 	}
+}
+
+// take returns the running server (nil when stopped) and forgets it.
+func (r *Receiver) take() *httptest.Server {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	srv := r.srv
+	r.srv = nil
+	return srv
 }
 
 // Restart listens again on the address it had.
