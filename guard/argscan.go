@@ -156,12 +156,7 @@ func (g *Guard) scanArgs(call Call) *argScan {
 	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow && s.refs == nil {
 		return s
 	}
-	f := a.Filter
-	if f == g.cfg.OutputFilter {
-		// The shared filter: it learns the tools listed after start too.
-		f = g.outputFilter()
-	}
-	out, changed := s.walk(f, tool, "", "", call.Args, 0)
+	out, changed := s.walk(g.argumentFilter(), tool, "", "", call.Args, 0)
 	if changed && s.rule.Secrets == ArgRedact {
 		s.redacted = out
 	}

@@ -75,6 +75,8 @@ type Guard struct {
 	// filter replaces cfg.OutputFilter once SetToolNames learnt tool
 	// names made known while the guard serves.
 	filter atomic.Pointer[outfilter.Filter]
+	// argFilter replaces cfg.Arguments.Filter likewise.
+	argFilter atomic.Pointer[outfilter.Filter]
 }
 
 // New builds a guard over tools.

@@ -117,12 +117,29 @@ func (g *Guard) RevokeLater(tools []string) {
 	}
 }
 
-// SetToolNames gives the output filter the names of every tool offered
-// now (names): text asking to call one of them is flagged, for the tools
-// made known after start as for those known at start, whose names the
-// filter keeps watching.
+// SetToolNames gives the output filter and the argument scan's the names
+// of every tool offered now (names): text asking to call one of them is
+// flagged, for the tools made known after start as for those known at
+// start, whose names the filters keep watching.
 func (g *Guard) SetToolNames(names []string) {
-	g.filter.Store(g.cfg.OutputFilter.WithMoreToolNames(names))
+	out := g.cfg.OutputFilter.WithMoreToolNames(names)
+	g.filter.Store(out)
+	switch a := g.cfg.Arguments.Filter; {
+	case a == nil: // argument scanning is off
+	case a == g.cfg.OutputFilter:
+		g.argFilter.Store(out) // shared, as at start: compiled once
+	default:
+		g.argFilter.Store(a.WithMoreToolNames(names))
+	}
+}
+
+// argumentFilter is the filter arguments are scanned with: the
+// configured one or the one SetToolNames made; nil when scanning is off.
+func (g *Guard) argumentFilter() *outfilter.Filter {
+	if f := g.argFilter.Load(); f != nil {
+		return f
+	}
+	return g.cfg.Arguments.Filter
 }
 
 // outputFilter is the filter results go through: the configured one, the
