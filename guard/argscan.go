@@ -149,13 +149,14 @@ func (g *Guard) scanArgs(call Call) *argScan {
 	if a.Filter == nil || tool == nil || call.listing || call.Args == nil {
 		return nil
 	}
-	s := &argScan{rule: a.ruleFor(tool), declared: g.validator.properties(tool.Name)}
+	s := &argScan{rule: a.ruleFor(tool)}
 	if upstreamTool(tool.Capabilities) {
 		s.refs = a.SecretFiles
 	}
 	if s.rule.Secrets == ArgAllow && s.rule.Markers == ArgAllow && s.refs == nil {
 		return s
 	}
+	s.declared = g.validator.properties(tool.Name)
 	out, changed := s.walk(g.argumentFilter(), tool, "", "", call.Args, 0)
 	if changed && s.rule.Secrets == ArgRedact {
 		s.redacted = out
