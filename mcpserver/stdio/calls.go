@@ -26,7 +26,9 @@ import (
 // cancellation), on the session's context; only the reading and the
 // encoding of the answer are done here (wire.WriteAnswer). Like mcp-go's,
 // a few workers take the calls from a bounded queue and a call that
-// finds the queue full is served on the reading goroutine.
+// finds the queue full is served on the reading goroutine. A call that
+// comes while no other is being served is served where it was read
+// (here.go): no hand-over to a worker, which wakes another thread.
 //
 // A worker may run the call's handler itself (the server's runInPlace,
 // given the call's Turn); should the handler outlive the call's deadline,
@@ -45,6 +47,14 @@ type toolCalls struct {
 	wg sync.WaitGroup
 	// listens counts the subscriptions/listen requests being served.
 	listens sync.WaitGroup
+	// serving counts the calls being served, queued or here, until
+	// answered (by their handler or a stand-in).
+	serving atomic.Int32
+	// here counts the calls served where they were read, until answered.
+	here sync.WaitGroup
+	// closing orders close after the requests counted or queued (admit).
+	closing sync.RWMutex
+	closed  bool
 }
 
 // queuedCall is a tools/call request and its id as sent.
@@ -76,17 +86,45 @@ func (c *toolCalls) sessionContext(ctx context.Context) context.Context {
 	return ctx
 }
 
-// serve queues a tools/call request, or serves it now when the queue is
-// full (which holds the next line back, as mcp-go does). A call served
-// here runs its handler on a handler goroutine (runWithDeadline), so that
-// a handler that outlives its deadline cannot hold the reading back.
-func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value) {
+// serve serves a tools/call request read by the reading loop: where it
+// was read when no other call is being served (serveHere, which returns
+// whether readOn took the reading over), else on a worker. A call that
+// finds the worker queue full is served now (which holds the next line
+// back, as mcp-go does), its handler on a handler goroutine
+// (runWithDeadline), so that a handler that outlives its deadline cannot
+// hold the reading back.
+func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, readOn func()) (handedOver bool) {
+	if !c.admit() {
+		return false // the session has ended: nothing is served any more
+	}
+	if c.serving.Add(1) == 1 {
+		c.here.Add(1)
+		c.closing.RUnlock()
+		return c.serveHere(req, id, readOn)
+	}
 	select {
 	case c.queue <- queuedCall{req, id}:
+		c.closing.RUnlock()
 	default:
+		c.closing.RUnlock()
 		c.errLog.Printf("Tool call queue full, processing synchronously")
 		c.answer(c.ctx, req)
+		c.serving.Add(-1)
 	}
+	return false
+}
+
+// admit holds close back (a read lock on closing) while a request is
+// counted or queued, unless the session has ended already, and reports
+// which: the reading may outlive Listen, which returns when its context
+// ends.
+func (c *toolCalls) admit() bool {
+	c.closing.RLock()
+	if c.closed {
+		c.closing.RUnlock()
+		return false
+	}
+	return true
 }
 
 // listen serves a subscriptions/listen request on a goroutine of its own
@@ -96,7 +134,11 @@ func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value) {
 // goroutines, and a listen answered at once (it subscribed to nothing the
 // server offers) sometimes had its acknowledgement second.
 func (c *toolCalls) listen(req json.RawMessage) {
+	if !c.admit() {
+		return
+	}
 	c.listens.Add(1)
+	c.closing.RUnlock()
 	go func() {
 		defer c.listens.Done()
 		c.answer(c.ctx, req)
@@ -112,6 +154,7 @@ func (c *toolCalls) work() {
 		if turn.took.Load() {
 			return // the place is the stand-in's worker's now
 		}
+		c.serving.Add(-1)
 	}
 	c.wg.Done()
 }
@@ -123,8 +166,12 @@ func (c *toolCalls) close() {
 		return // never started: Listen failed before reading
 	}
 	c.cancel()
+	c.closing.Lock()
+	c.closed = true
 	close(c.queue)
+	c.closing.Unlock()
 	c.wg.Wait()
+	c.here.Wait()
 	c.listens.Wait()
 }
 
@@ -208,6 +255,8 @@ type Turn struct {
 	// written, and lets none be written after (the call's relay); set
 	// before the handler runs, nil for a Turn that answers nobody.
 	finish func()
+	// here is set for a call served where it was read (here.go).
+	here *servedHere
 }
 
 // turnKey finds a call's Turn among its context's values.
@@ -236,7 +285,8 @@ func (t *Turn) Release() { t.running.Store(false) }
 // StandIn answers the call with res, as mcp-go would have (the id as it
 // reads it), after the notifications its handler sent so far and before
 // any it sends later (which are not written), and starts a worker in the
-// place of the one still running the call's handler.
+// place of the one still running the call's handler (or, for a call
+// served where it was read, has the reading go on elsewhere).
 func (t *Turn) StandIn(res *mcp.CallToolResult) {
 	t.took.Store(true)
 	if t.calls == nil {
@@ -248,5 +298,11 @@ func (t *Turn) StandIn(res *mcp.CallToolResult) {
 	var id any
 	_ = json.Unmarshal(t.id, &id)
 	t.calls.write(mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), res))
+	t.calls.serving.Add(-1)
+	if t.here != nil {
+		t.here.handOver()
+		t.calls.here.Done()
+		return
+	}
 	go t.calls.work()
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -14,12 +15,23 @@ import (
 // checked strictly (jsonrpcstrict) and, until initialize has succeeded,
 // gated (gate). A refused request is answered here, on out, and
 // never reaches mcp-go; the server keeps reading.
+//
+// The lines are read by a loop of the filter's own (read), started at
+// mcp-go's first Read: it serves tools/call requests (calls) and hands
+// every other line passed on to mcp-go, whose Read takes it from lines.
+// The loop runs on one goroutine at a time: a call it serves itself
+// (toolCalls.serve) that takes long has another goroutine take the
+// reading over.
 type lineFilter struct {
-	src     *bufio.Reader
-	out     io.Writer // the gate's writer, shared with mcp-go
-	gate    *gate
-	pending []byte
+	src  *bufio.Reader
+	out  io.Writer // the gate's writer, shared with mcp-go
+	gate *gate
+	// lines carries the lines passed on to mcp-go, in order; closed once
+	// input has ended, err then saying why.
+	lines   chan []byte
 	err     error
+	start   sync.Once
+	pending []byte
 	// answered is closed once the initialize passed on has its answer.
 	answered <-chan struct{}
 	// calls serves the tools/call requests passed on, when set.
@@ -29,32 +41,53 @@ type lineFilter struct {
 }
 
 func newLineFilter(in io.Reader, g *gate) *lineFilter {
-	return &lineFilter{src: bufio.NewReader(in), out: g, gate: g}
+	return &lineFilter{src: bufio.NewReader(in), out: g, gate: g, lines: make(chan []byte)}
 }
 
+// Read gives mcp-go the lines the loop passed on.
 func (f *lineFilter) Read(p []byte) (int, error) {
+	f.start.Do(func() { go f.read() })
 	for len(f.pending) == 0 {
-		if f.err != nil {
-			if f.err == io.EOF {
-				// The client closed its input: its requests still get answers.
-				f.gate.pending.wait(drainLimit)
-			}
+		line, ok := <-f.lines
+		if !ok {
 			return 0, f.err
 		}
+		f.pending = line
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// read reads the input a line at a time until it ends, or until a call
+// served on this goroutine has handed the reading over to another.
+func (f *lineFilter) read() {
+	for {
 		f.awaitInitialize()
 		line, err := f.src.ReadBytes('\n')
 		if err == io.EOF && len(line) > 0 {
 			// mcp-go drops a last line without its newline: end it.
 			line = append(line, '\n')
 		}
-		f.err = err
 		if len(line) > 0 {
-			f.pending = f.admit(line)
+			pass, handedOver := f.admit(line)
+			if pass != nil {
+				f.lines <- pass
+			}
+			if handedOver {
+				return // the reading goes on on another goroutine
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				// The client closed its input: its requests still get answers.
+				f.gate.pending.wait(drainLimit)
+			}
+			f.err = err
+			close(f.lines)
+			return
 		}
 	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
 }
 
 // awaitInitialize holds the next line back until the initialize request
@@ -77,21 +110,23 @@ const initializeWait = 30 * time.Second
 
 // admit returns line if it may go on to mcp-go, else answers it (requests)
 // or drops it (blank lines, notifications and responses) and returns nil.
-func (f *lineFilter) admit(line []byte) []byte {
+// handedOver is true when a call served here took long enough for the
+// reading to go on on another goroutine (toolCalls.serve).
+func (f *lineFilter) admit(line []byte) (pass []byte, handedOver bool) {
 	if len(trimSpace(line)) == 0 {
-		return nil
+		return nil, false
 	}
 	m, err := jsonrpcstrict.Check(line)
 	if err != nil {
 		f.answer(err.(*jsonrpcstrict.Error).Response())
-		return nil
+		return nil, false
 	}
 	if f.gate.opened() {
 		return f.passOn(m, line)
 	}
 	switch {
 	case m.Kind != jsonrpcstrict.Request:
-		return nil // nothing to say before the handshake, nothing to answer
+		return nil, false // nothing to say before the handshake, nothing to answer
 	case m.Method == string(mcp.MethodInitialize):
 		f.answered = f.gate.expect(m.ID)
 		return f.passOn(m, line)
@@ -101,33 +136,32 @@ func (f *lineFilter) admit(line []byte) []byte {
 	refusal := &jsonrpcstrict.Error{Code: jsonrpcstrict.CodeInvalidRequest, ID: m.ID,
 		Reason: quoteMethod(m.Method) + " before initialize: send initialize first (only initialize, ping and server/discover come before it), or carry protocol version 2026-07-28 metadata (protocolVersion and clientCapabilities) in params._meta"}
 	f.answer(refusal.Response())
-	return nil
+	return nil, false
 }
 
 // passOn returns line for mcp-go, noting a request among those to answer
 // before the end of input is passed on, and a response as the client's
 // answer to the server. A tools/call request goes to calls instead.
-func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) []byte {
+func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) (pass []byte, handedOver bool) {
 	switch m.Kind {
 	case jsonrpcstrict.Request:
 		f.gate.pending.asked(m.ID)
 		if f.tasks != nil && f.calls != nil && f.tasks.Claims(m.Method, m.Params) {
 			ctx := f.calls.ctx
 			go f.answer(f.tasks.Answer(ctx, line))
-			return nil
+			return nil, false
 		}
 		if f.calls != nil && m.Method == string(mcp.MethodToolsCall) {
-			f.calls.serve(line, m.ID)
-			return nil
+			return nil, f.calls.serve(line, m.ID, f.read)
 		}
 		if f.calls != nil && m.Method == string(mcp.MethodSubscriptionsListen) {
 			f.calls.listen(line)
-			return nil
+			return nil, false
 		}
 	case jsonrpcstrict.Response:
 		f.gate.pending.replied(m.ID)
 	}
-	return line
+	return line, false
 }
 
 func (f *lineFilter) answer(msg []byte) {
