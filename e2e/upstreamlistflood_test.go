@@ -69,12 +69,8 @@ upstreams:
 `)
 	var toolsTold, promptsTold atomic.Int32
 	c := listeningClient(t, ws, env, file, func(n mcp.JSONRPCNotification) {
-		switch mcp.MCPMethod(n.Method) {
-		case mcp.MethodNotificationToolsListChanged:
-			toolsTold.Add(1)
-		case mcp.MethodNotificationPromptsListChanged:
-			promptsTold.Add(1)
-		}
+		countMethod(mcp.MethodNotificationToolsListChanged, &toolsTold)(n)
+		countMethod(mcp.MethodNotificationPromptsListChanged, &promptsTold)(n)
 	})
 
 	res := callUpstream(t, c, "hostile__notes", nil) // the upstream then adds status and floods
