@@ -1,8 +1,9 @@
 // Package stdio is toolwarden's stdio transport: MCP over a client's
 // standard input and output, one JSON-RPC message a line. It checks every
 // line strictly (jsonrpcstrict) and refuses requests before initialize,
-// drops oversized lines, serves tools/call requests on its own workers
-// (answers written in one pass by wire), and holds the end of input back
+// drops oversized lines, serves tools/call requests itself (where they
+// were read, or on its own workers; answers written in one pass by
+// wire), and holds the end of input back
 // until the requests passed on are answered. Everything else it leaves to
 // mcp-go's stdio server.
 //
