@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // callIDs numbers the tools/call requests sent past mcp-go's client. The
@@ -170,10 +171,30 @@ func (t *textResult) result() *mcp.CallToolResult {
 		// As JSON: the output filter scans it token by token and sends
 		// it as it scanned it, with no decoding to a map and encoding
 		// back.
-		res.StructuredContent = t.StructuredContent
+		res.StructuredContent = asOutput(t.StructuredContent)
 	}
 	return res
 }
+
+// asOutput is structured content as sent (raw, owned) in the form that
+// carries it to the client cheapest: a structured.Output of its compact
+// form, whose JSON the stdio and streamable HTTP answers write as it is.
+// As json.RawMessage, encoding/json's compaction scanned it again as the
+// answer was written: 3 KiB (bareserver's read_file) took
+// wire.WriteToolResult 12.8 µs, against 2.3 µs for the Output and 1.8
+// µs to compact it here. The Output's JSON must be json.Marshal of its
+// value, and json.Marshal escapes what HTML treats specially: content
+// holding any of it stays a json.RawMessage (TestAsOutput, FuzzAsOutput).
+func asOutput(raw json.RawMessage) any {
+	v := jsontext.Value(raw)
+	if v.Compact() != nil || bytes.ContainsAny(v, "<>&") || bytes.Contains(v, lineSep) || bytes.Contains(v, paraSep) {
+		return raw
+	}
+	return structured.Output{Value: json.RawMessage(v), JSON: json.RawMessage(v)}
+}
+
+// lineSep and paraSep are U+2028 and U+2029, which json.Marshal escapes.
+var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
 
 func allText(cs []mcp.TextContent) bool {
 	for _, c := range cs {

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+	"github.com/toolwarden/toolwarden/internal/structured"
 )
 
 // decodeCases are results decodeResult must decode as mcp-go does: text
@@ -43,7 +45,8 @@ var decodeCases = map[string]string{
 const modernResult = `{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bareserver","version":"0.1.0"}},"content":[{"type":"text","text":"{\"a\":1}"}],"resultType":"complete","structuredContent":{"a":1}}`
 
 // onePassCases are the decodeCases that decodeResult and answerOf read in one
-// pass (textResult): their structured content stays the JSON as sent.
+// pass (textResult): their structured content stays the JSON as sent
+// (compacted, in a structured.Output).
 var onePassCases = []string{"structured", "modern", "escaped names"}
 
 // TestDecodeResultOnePass: text-only results, also those of 2026-07-28
@@ -54,11 +57,11 @@ func TestDecodeResultOnePass(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			got, err := decodeResult(json.RawMessage(decodeCases[name]))
 			require.NoError(t, err)
-			require.IsType(t, json.RawMessage(nil), got.StructuredContent)
+			require.IsType(t, structured.Output{}, got.StructuredContent)
 			_, a, ok := answerOf([]byte(`{"jsonrpc":"2.0","id":"tw-1","result":` + decodeCases[name] + `}`))
 			require.True(t, ok)
 			require.NoError(t, a.err)
-			require.IsType(t, json.RawMessage(nil), a.res.StructuredContent)
+			require.IsType(t, structured.Output{}, a.res.StructuredContent)
 		})
 	}
 }
@@ -79,7 +82,7 @@ func TestDecodeResultAsMCPGo(t *testing.T) {
 			if want.StructuredContent != nil {
 				// One pass where it reads as mcp-go does, mcp-go's own
 				// decoding (a decoded value) everywhere else.
-				_, raw := got.StructuredContent.(json.RawMessage)
+				_, raw := got.StructuredContent.(structured.Output)
 				require.Equal(t, slices.Contains(onePassCases, name), raw, "one pass")
 				if raw {
 					require.Nil(t, got.RawStructuredContent)
@@ -191,4 +194,58 @@ func BenchmarkCallLine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// asOutputCases are structured contents as an upstream may send them.
+var asOutputCases = []string{
+	`{"a":1}`,
+	` { "a" : [ 1 , 2.50 , -0e+1 ] ,
+	  "b" : { } } `,
+	`{"s":"\u0041\/\n\"","t":"\u00e9 é"}`,
+	`{"html":"<b>&amp;</b>"}`,
+	`{"html":"\u003cb\u003e"}`,
+	"{\"sep\":\"a\u2028b\u2029c\"}",
+	`[1,"x",null,true]`,
+	`"text"`,
+	`{"a":1`,
+}
+
+// TestAsOutput: structured content becomes a structured.Output whose JSON
+// is json.Marshal of its value and of the content as sent (what
+// encoding/json wrote before), or stays as sent where json.Marshal would
+// escape characters (HTML's, U+2028, U+2029) or it is not JSON.
+func TestAsOutput(t *testing.T) {
+	for _, raw := range asOutputCases {
+		checkAsOutput(t, raw)
+	}
+}
+
+func FuzzAsOutput(f *testing.F) {
+	for _, raw := range asOutputCases {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !utf8.ValidString(raw) {
+			return // refused before: onePass takes valid UTF-8 only
+		}
+		checkAsOutput(t, raw)
+	})
+}
+
+func checkAsOutput(t *testing.T, raw string) {
+	t.Helper()
+	got := asOutput(json.RawMessage(raw))
+	want, err := json.Marshal(json.RawMessage(raw))
+	o, ok := got.(structured.Output)
+	if !ok {
+		require.Equal(t, json.RawMessage(raw), got, "kept as sent")
+		require.True(t, err != nil || !bytes.Equal(want, []byte(raw)) && strings.ContainsAny(raw, "<>&\u2028\u2029"),
+			"only content json.Marshal escapes or refuses is kept as sent: %q", raw)
+		return
+	}
+	require.NoError(t, err, "%q", raw)
+	require.Equal(t, string(want), string(o.JSON), "the JSON encoding/json wrote for it")
+	again, err := json.Marshal(o.Value)
+	require.NoError(t, err)
+	require.Equal(t, string(o.JSON), string(again), "JSON is json.Marshal(Value)")
 }
