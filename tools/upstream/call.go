@@ -186,8 +186,12 @@ func (t *textResult) result() *mcp.CallToolResult {
 // value, and json.Marshal escapes what HTML treats specially: content
 // holding any of it stays a json.RawMessage (TestAsOutput, FuzzAsOutput).
 func asOutput(raw json.RawMessage) any {
+	if bytes.ContainsAny(raw, "<>&") || bytes.Contains(raw, lineSep) || bytes.Contains(raw, paraSep) {
+		return raw
+	}
+	// Compact works in place, and leaves v as it was when it fails.
 	v := jsontext.Value(raw)
-	if v.Compact() != nil || bytes.ContainsAny(v, "<>&") || bytes.Contains(v, lineSep) || bytes.Contains(v, paraSep) {
+	if v.Compact() != nil {
 		return raw
 	}
 	return structured.Output{Value: json.RawMessage(v), JSON: json.RawMessage(v)}

@@ -203,6 +203,7 @@ var asOutputCases = []string{
 	  "b" : { } } `,
 	`{"s":"\u0041\/\n\"","t":"\u00e9 é"}`,
 	`{"html":"<b>&amp;</b>"}`,
+	` { "html" : "a&b" } `, // kept as sent, whitespace and all (fuzzing found it compacted in place)
 	`{"html":"\u003cb\u003e"}`,
 	"{\"sep\":\"a\u2028b\u2029c\"}",
 	`[1,"x",null,true]`,
