@@ -28,8 +28,10 @@ type lineFilter struct {
 	gate *gate
 	// lines carries the lines passed on to mcp-go, in order; closed once
 	// input has ended, err then saying why.
-	lines   chan []byte
-	err     error
+	lines chan []byte
+	err   error
+	// srcErr is the error that ended the input, read by the reading loop.
+	srcErr  error
 	start   sync.Once
 	pending []byte
 	// answered is closed once the initialize passed on has its answer.
@@ -60,15 +62,18 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 }
 
 // read reads the input a line at a time until it ends, or until a call
-// served on this goroutine has handed the reading over to another.
+// served on this goroutine has handed the reading over to another. The
+// error that ended the input is kept (srcErr) for whichever goroutine
+// reads on: a last line comes with it, and a terminal says EOF only once.
 func (f *lineFilter) read() {
-	for {
+	for f.srcErr == nil {
 		f.awaitInitialize()
 		line, err := f.src.ReadBytes('\n')
 		if err == io.EOF && len(line) > 0 {
 			// mcp-go drops a last line without its newline: end it.
 			line = append(line, '\n')
 		}
+		f.srcErr = err
 		if len(line) > 0 {
 			pass, handedOver := f.admit(line)
 			if pass != nil {
@@ -78,16 +83,13 @@ func (f *lineFilter) read() {
 				return // the reading goes on on another goroutine
 			}
 		}
-		if err != nil {
-			if err == io.EOF {
-				// The client closed its input: its requests still get answers.
-				f.gate.pending.wait(drainLimit)
-			}
-			f.err = err
-			close(f.lines)
-			return
-		}
 	}
+	if f.srcErr == io.EOF {
+		// The client closed its input: its requests still get answers.
+		f.gate.pending.wait(drainLimit)
+	}
+	f.err = f.srcErr
+	close(f.lines)
 }
 
 // awaitInitialize holds the next line back until the initialize request

@@ -171,3 +171,71 @@ func TestCallServedWhereItWasReadIsCancelled(t *testing.T) {
 	require.Equal(t, "cancelled", got[1], "the cancellation reached the call")
 	require.Contains(t, got, float64(2), "and the next call is answered")
 }
+
+// onceEOF gives its lines one per Read, then io.EOF once, as a terminal
+// does at Ctrl-D, then blocks until the test ends.
+type onceEOF struct {
+	lines []string
+	eof   bool
+	end   chan struct{}
+}
+
+func (r *onceEOF) Read(p []byte) (int, error) {
+	if len(r.lines) > 0 {
+		n := copy(p, r.lines[0])
+		r.lines[0] = r.lines[0][n:]
+		if r.lines[0] == "" {
+			r.lines = r.lines[1:]
+		}
+		return n, nil
+	}
+	if !r.eof {
+		r.eof = true
+		return 0, io.EOF
+	}
+	<-r.end
+	return 0, io.EOF
+}
+
+// TestLastCallHandedOverEndsInput: the last line, a call with no newline,
+// comes with the end of input; served where it was read, it hands the
+// reading over before it returns. The end of input must still end Serve,
+// though the input says EOF only once (found in review: the goroutine
+// that read it returned without it).
+func TestLastCallHandedOverEndsInput(t *testing.T) {
+	srv := server.NewMCPServer("here", "1", server.WithToolCapabilities(false))
+	srv.AddTool(mcp.NewTool("late"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		turn, _ := ctx.Value(turnKey{}).(*Turn)
+		if turn == nil || turn.here == nil {
+			return mcp.NewToolResultError("not served where it was read"), nil
+		}
+		for turn.here.state.Load() != handedOver { // the timer's hand-over
+			time.Sleep(time.Millisecond)
+		}
+		return mcp.NewToolResultText("late but done"), nil
+	})
+	in := &onceEOF{end: make(chan struct{}), lines: []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n",
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late","arguments":{}}}`,
+	}}
+	defer close(in.end)
+	outR, outW := io.Pipe()
+	answers := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		for sc.Scan() {
+			answers <- sc.Text()
+		}
+	}()
+	ended := make(chan error, 1)
+	go func() { ended <- Serve(context.Background(), srv, in, outW, os.Stderr) }()
+	select {
+	case err := <-ended:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("Serve did not end after the end of input")
+	}
+	require.Contains(t, <-answers, `"id":0`)
+	require.Contains(t, <-answers, "late but done")
+}
