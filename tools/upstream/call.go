@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -177,25 +178,36 @@ func (t *textResult) result() *mcp.CallToolResult {
 }
 
 // asOutput is structured content as sent (raw, owned) in the form that
-// carries it to the client cheapest: a structured.Output of its compact
-// form, whose JSON the stdio and streamable HTTP answers write as it is.
-// As json.RawMessage, encoding/json's compaction scanned it again as the
-// answer was written: 3 KiB (bareserver's read_file) took
-// wire.WriteToolResult 12.8 µs, against 2.3 µs for the Output and 1.8
-// µs to compact it here. The Output's JSON must be json.Marshal of its
-// value, and json.Marshal escapes what HTML treats specially: content
-// holding any of it stays a json.RawMessage (TestAsOutput, FuzzAsOutput).
+// carries it to the client cheapest, when it is already written as
+// json.Marshal would write it (valid, compact, nothing HTML treats
+// specially; its strings' escapes are kept either way): a structured.Output, whose JSON the stdio and
+// streamable HTTP answers write as it is. As json.RawMessage,
+// encoding/json's compaction scanned it again as the answer was written:
+// 3 KiB (bareserver's read_file) took wire.WriteToolResult 12.8 µs,
+// against 2.3 µs for the Output and ~1.8 µs to check it here. Any other
+// content stays as sent, byte for byte: its text copy, if the upstream
+// sent one, must still equal it for the output filter to know it
+// (outfilter's textCopy), as with a Python upstream's ", " and ": "
+// (TestAsOutput, FuzzAsOutput, TestAsOutputKeepsTheTextCopy).
 func asOutput(raw json.RawMessage) any {
 	if bytes.ContainsAny(raw, "<>&") || bytes.Contains(raw, lineSep) || bytes.Contains(raw, paraSep) {
 		return raw
 	}
-	// Compact works in place, and leaves v as it was when it fails.
-	v := jsontext.Value(raw)
-	if v.Compact() != nil {
+	buf := formatBufs.Get().(*[]byte)
+	formatted, err := jsontext.AppendFormat((*buf)[:0], raw, jsontext.PreserveRawStrings(true))
+	same := err == nil && bytes.Equal(formatted, raw)
+	if cap(formatted) <= 1<<20 { // a large message's copy is not kept
+		*buf = formatted[:0]
+		formatBufs.Put(buf)
+	}
+	if !same {
 		return raw
 	}
-	return structured.Output{Value: json.RawMessage(v), JSON: json.RawMessage(v)}
+	return structured.Output{Value: raw, JSON: raw}
 }
+
+// formatBufs hold asOutput's formatted copies.
+var formatBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // lineSep and paraSep are U+2028 and U+2029, which json.Marshal escapes.
 var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")

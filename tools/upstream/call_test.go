@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
@@ -203,7 +204,9 @@ var asOutputCases = []string{
 	  "b" : { } } `,
 	`{"s":"\u0041\/\n\"","t":"\u00e9 é"}`,
 	`{"html":"<b>&amp;</b>"}`,
-	` { "html" : "a&b" } `, // kept as sent, whitespace and all (fuzzing found it compacted in place)
+	` { "html" : "a&b" } `,                 // kept as sent, whitespace and all (fuzzing found it compacted in place)
+	`{"content": "text", "n": 1}`,          // Python's separators: kept as sent, so that its text copy still matches
+	`{"go":"\u003cb\u003e \u0026 \u00e9"}`, // a Go upstream's escapes: an Output
 	`{"html":"\u003cb\u003e"}`,
 	"{\"sep\":\"a\u2028b\u2029c\"}",
 	`[1,"x",null,true]`,
@@ -219,6 +222,24 @@ func TestAsOutput(t *testing.T) {
 	for _, raw := range asOutputCases {
 		checkAsOutput(t, raw)
 	}
+}
+
+// TestAsOutputKeepsTheTextCopy: an upstream that sends its structured
+// content with spaces (Python's json.dumps) and the same bytes as its
+// text copy still has the two equal after decoding, so that the output
+// filter knows the text for the copy and scans and counts it once
+// (outfilter's textCopy). Compacting the content alone broke that (found
+// in review: redactions counted twice).
+func TestAsOutputKeepsTheTextCopy(t *testing.T) {
+	sc := `{"content": "a secret goes here", "n": 1}`
+	text, err := json.Marshal(sc)
+	require.NoError(t, err)
+	res, err := decodeResult(json.RawMessage(`{"content": [{"type": "text", "text": ` + string(text) + `}], "structuredContent": ` + sc + `}`))
+	require.NoError(t, err)
+	js, err := structured.JSON(res.StructuredContent)
+	require.NoError(t, err)
+	require.Equal(t, sc, string(js), "the structured content as sent")
+	require.Equal(t, sc, res.Content[0].(mcp.TextContent).Text, "and its text copy, equal")
 }
 
 func FuzzAsOutput(f *testing.F) {
@@ -240,8 +261,9 @@ func checkAsOutput(t *testing.T, raw string) {
 	o, ok := got.(structured.Output)
 	if !ok {
 		require.Equal(t, json.RawMessage(raw), got, "kept as sent")
-		require.True(t, err != nil || !bytes.Equal(want, []byte(raw)) && strings.ContainsAny(raw, "<>&\u2028\u2029"),
-			"only content json.Marshal escapes or refuses is kept as sent: %q", raw)
+		formatted, ferr := jsontext.AppendFormat(nil, raw, jsontext.PreserveRawStrings(true))
+		require.True(t, err != nil || ferr != nil || !bytes.Equal(want, []byte(raw)) || !bytes.Equal(formatted, []byte(raw)),
+			"only content not already as json.Marshal writes it is kept as sent: %q", raw)
 		return
 	}
 	require.NoError(t, err, "%q", raw)
