@@ -147,7 +147,11 @@ func (f *lineFilter) admit(line []byte) (pass []byte, handedOver bool) {
 func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) (pass []byte, handedOver bool) {
 	switch m.Kind {
 	case jsonrpcstrict.Request:
-		f.gate.pending.asked(m.ID)
+		if m.Method != string(mcp.MethodSubscriptionsListen) {
+			// A listen is answered only when the session ends: the end
+			// of input does not wait for it.
+			f.gate.pending.asked(m.ID)
+		}
 		if f.tasks != nil && f.calls != nil && f.tasks.Claims(m.Method, m.Params) {
 			ctx := f.calls.ctx
 			go f.answer(f.tasks.Answer(ctx, line))

@@ -177,3 +177,28 @@ func TestListenAcknowledgedFirst(t *testing.T) {
 	}
 	require.Equal(t, listens, answered)
 }
+
+// TestEndOfInputDoesNotWaitForAListen: a 2026-07-28 client (Claude Code)
+// keeps a subscriptions/listen open for the whole session, answered only
+// when the session ends. Closing its input must end the session at once:
+// the end of input waited for that answer like any other (up to the
+// drain limit, ten minutes), so every server Claude Code had started
+// stayed behind it, with its upstreams, for ten minutes.
+func TestEndOfInputDoesNotWaitForAListen(t *testing.T) {
+	srv := server.NewMCPServer("listened", "1", server.WithToolCapabilities(true))
+	srv.AddTool(mcp.NewTool("hello"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText("hello"), nil
+	})
+	in := `{"jsonrpc":"2.0","id":"listen:0","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n"
+	var out bytes.Buffer
+	ended := make(chan error, 1)
+	go func() { ended <- stdio.Serve(context.Background(), srv, strings.NewReader(in), &out, os.Stderr) }()
+	select {
+	case err := <-ended:
+		require.NoError(t, err)
+	case <-time.After(time.Minute):
+		t.Fatal("the end of input waited for the open listen")
+	}
+	require.Contains(t, out.String(), "notifications/subscriptions/acknowledged", "the listen was open")
+}
