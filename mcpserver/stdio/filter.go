@@ -27,10 +27,9 @@ type lineFilter struct {
 	out  io.Writer // the gate's writer, shared with mcp-go
 	gate *gate
 	// lines carries the lines passed on to mcp-go, in order; closed once
-	// input has ended, err then saying why.
+	// input has ended, srcErr then saying why.
 	lines chan []byte
-	err   error
-	// srcErr is the error that ended the input, read by the reading loop.
+	// srcErr is the error that ended the input, set by the reading loop.
 	srcErr  error
 	start   sync.Once
 	pending []byte
@@ -52,7 +51,7 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		line, ok := <-f.lines
 		if !ok {
-			return 0, f.err
+			return 0, f.srcErr // set before lines was closed
 		}
 		f.pending = line
 	}
@@ -88,7 +87,6 @@ func (f *lineFilter) read() {
 		// The client closed its input: its requests still get answers.
 		f.gate.pending.wait(drainLimit)
 	}
-	f.err = f.srcErr
 	close(f.lines)
 }
 

@@ -180,17 +180,19 @@ func (t *textResult) result() *mcp.CallToolResult {
 // asOutput is structured content as sent (raw, owned) in the form that
 // carries it to the client cheapest, when it is already written as
 // json.Marshal would write it (valid, compact, nothing HTML treats
-// specially; its strings' escapes are kept either way): a structured.Output, whose JSON the stdio and
-// streamable HTTP answers write as it is. As json.RawMessage,
-// encoding/json's compaction scanned it again as the answer was written:
-// 3 KiB (bareserver's read_file) took wire.WriteToolResult 12.8 µs,
-// against 2.3 µs for the Output and ~1.8 µs to check it here. Any other
-// content stays as sent, byte for byte: its text copy, if the upstream
-// sent one, must still equal it for the output filter to know it
-// (outfilter's textCopy), as with a Python upstream's ", " and ": "
-// (TestAsOutput, FuzzAsOutput, TestAsOutputKeepsTheTextCopy).
+// specially; its strings' escapes are kept either way): a
+// structured.Output, whose JSON the stdio and streamable HTTP answers
+// write as it is. As json.RawMessage, encoding/json's compaction scanned
+// it again as the answer was written: 3 KiB (bareserver's read_file) took
+// wire.WriteToolResult 12.8 µs, against 2.3 µs for the Output and ~1.8
+// µs to check it here. Any other content stays as sent, byte for byte:
+// its text copy, if the upstream sent one, must still equal it for the
+// output filter to know it (outfilter's textCopy), as with a Python
+// upstream's ", " and ": " (TestAsOutput, FuzzAsOutput,
+// TestAsOutputKeepsTheTextCopy).
 func asOutput(raw json.RawMessage) any {
-	if bytes.ContainsAny(raw, "<>&") || bytes.Contains(raw, lineSep) || bytes.Contains(raw, paraSep) {
+	// What json.Marshal escapes: HTML's characters, U+2028 and U+2029.
+	if bytes.ContainsAny(raw, "<>&\u2028\u2029") {
 		return raw
 	}
 	buf := formatBufs.Get().(*[]byte)
@@ -208,9 +210,6 @@ func asOutput(raw json.RawMessage) any {
 
 // formatBufs hold asOutput's formatted copies.
 var formatBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-// lineSep and paraSep are U+2028 and U+2029, which json.Marshal escapes.
-var lineSep, paraSep = []byte("\u2028"), []byte("\u2029")
 
 func allText(cs []mcp.TextContent) bool {
 	for _, c := range cs {
