@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -49,10 +50,16 @@ type relatedStream struct {
 	// writes the header, as the relay may be writing w's meanwhile.
 	hdr http.Header
 
-	mu          sync.Mutex // over w, wroteHeader, sse
+	mu          sync.Mutex // over w, wroteHeader, sse, held
 	w           http.ResponseWriter
 	wroteHeader bool
 	sse         bool // the response is an event stream
+	// held is the status of a JSON answer's header, held back until its
+	// body is written (0: none held), so that the answer goes with its
+	// length: net/http sends a body it has not measured (over 2 KiB) in
+	// chunks, which costs a third write to the connection and has the
+	// client read to the last chunk.
+	held int
 }
 
 // relateNotifications gives a POST of a request a relatedStream, and
@@ -75,6 +82,7 @@ func relateNotifications(next http.Handler) http.Handler {
 		rs.relay = relay.New(rs.writeEvent)
 		defer rs.finish()
 		next.ServeHTTP(rs, r.WithContext(context.WithValue(r.Context(), relatedKey{}, rs)))
+		rs.writeHeld()
 	})
 }
 
@@ -155,13 +163,39 @@ func (rs *relatedStream) Header() http.Header { return rs.hdr }
 
 // WriteHeader passes mcp-go's status on, unless the relay has already
 // begun the response (mcp-go's second WriteHeader would be logged as
-// superfluous).
+// superfluous). A JSON answer's is held back until its body comes
+// (Write), or until the handler returns without one (writeHeld).
 func (rs *relatedStream) WriteHeader(code int) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if !rs.wroteHeader {
-		rs.writeOwnHeader(code)
+	if rs.wroteHeader || rs.held != 0 {
+		return
 	}
+	if rs.hdr.Get("Content-Type") == "application/json" {
+		rs.held = code
+		return
+	}
+	rs.writeOwnHeader(code)
+}
+
+// writeHeld writes a header held back, if any.
+func (rs *relatedStream) writeHeld() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.writeHeldHeader(nil)
+}
+
+// writeHeldHeader writes the header held back, if any, with the length of
+// body when body is a whole JSON-RPC response (mcp-go writes one in one
+// write: json.Encoder's, with its newline).
+func (rs *relatedStream) writeHeldHeader(body []byte) {
+	if rs.wroteHeader || rs.held == 0 {
+		return
+	}
+	if isAnswer(body) && body[0] == '{' && body[len(body)-1] == '\n' {
+		rs.hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	rs.writeOwnHeader(rs.held)
 }
 
 // writeOwnHeader writes the header mcp-go set.
@@ -186,6 +220,7 @@ func (rs *relatedStream) Write(p []byte) (int, error) {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.writeHeldHeader(p)
 	if !rs.wroteHeader {
 		rs.writeOwnHeader(http.StatusOK)
 	}
@@ -202,6 +237,7 @@ func (rs *relatedStream) Write(p []byte) (int, error) {
 func (rs *relatedStream) Flush() {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.writeHeldHeader(nil)
 	if f, ok := rs.w.(http.Flusher); ok {
 		f.Flush()
 	}
