@@ -12,6 +12,8 @@
 #   bare        bareserver (Go, ours, the leanest possible): read_file
 #   filesystem  npm @modelcontextprotocol/server-filesystem: read_text_file
 #   everything  npm @modelcontextprotocol/server-everything: echo
+#   git         PyPI mcp-server-git: git_status of a one-commit repository
+#               (a tool that does work of its own: it runs git)
 # each measured in its own run, all of them by default; the real servers
 # are installed (pinned) by scripts/upstreams/setup-server-*.
 #
@@ -20,7 +22,8 @@
 #   UPSTREAMS=bare scripts/bench/upstream.sh
 #   BEFORE_BIN=/tmp/tw-old scripts/bench/upstream.sh   # an earlier build too
 #
-# Environment: UPSTREAMS ("bare filesystem everything"), N (2000),
+# Environment: UPSTREAMS ("bare filesystem everything git"), N (2000;
+# N_GIT, 300, for git, whose calls take milliseconds),
 # ROUNDS (6, or 8 with BEFORE_BIN: a multiple of the targets), WARMUP (200), TOOLWARDEN_BIN, BEFORE_BIN, TOOLWARDEN_CACHE
 # (where the npm servers are installed).
 set -euo pipefail
@@ -28,7 +31,7 @@ set -euo pipefail
 N="${N:-2000}"
 ROUNDS="${ROUNDS:-$([[ -n "${BEFORE_BIN:-}" ]] && echo 8 || echo 6)}"
 WARMUP="${WARMUP:-200}"
-UPSTREAMS="${UPSTREAMS:-bare filesystem everything}"
+UPSTREAMS="${UPSTREAMS:-bare filesystem everything git}"
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/twupbench.XXXXXX")"
@@ -87,6 +90,11 @@ for u in $UPSTREAMS; do
   everything)
     ev="$(cd "$repo" && scripts/upstreams/setup-server-everything | tail -n 1)"
     bench everything echo '{"message":"hello upstream"}' "$ev" stdio ;;
-  *) echo "upstream.sh: unknown upstream '$u' (want bare, filesystem, everything)" >&2; exit 2 ;;
+  git)
+    gitserver="$(cd "$repo" && scripts/upstreams/setup-server-git | tail -n 1)"
+    git -C "$ws" init -q && git -C "$ws" add bench.txt &&
+      git -C "$ws" -c user.name=bench -c user.email=bench@example.invalid commit -qm bench
+    N="${N_GIT:-300}" bench git git_status "{\"repo_path\":\"$ws\"}" "$gitserver" --repository "$ws" ;;
+  *) echo "upstream.sh: unknown upstream '$u' (want bare, filesystem, everything, git)" >&2; exit 2 ;;
   esac
 done
