@@ -176,7 +176,17 @@ func (q *quietDoc) quietString(s []byte, w walker, quoted bool) bool {
 		return false
 	}
 	q.scratch.checks = q.hits.spent
-	return !bytes.Contains(s, []byte("![")) && (!mayBeBase64(s) || binaryBase64(string(s)))
+	return !bytes.Contains(s, []byte("![")) && (!mayBeBase64(s) || binaryBase64(q.text(s)))
+}
+
+// text is s as text: the copy vouch made of it, when it made one of s
+// itself (random base64 nearly always holds a keyword), else a new one.
+func (q *quietDoc) text(s []byte) string {
+	h := &q.hits
+	if h.text != "" && len(h.s) == len(s) && &h.s[0] == &s[0] {
+		return h.text
+	}
+	return string(s)
 }
 
 // walk is keywordDFA.escaped for quietString, with q.hits set for vouch.
