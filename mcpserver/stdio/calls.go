@@ -95,7 +95,8 @@ func (c *toolCalls) sessionContext(ctx context.Context) context.Context {
 // hold the reading back.
 func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, readOn func()) (handedOver bool) {
 	if !c.admit() {
-		return false // the session has ended: nothing is served any more
+		c.refuseEnded(id)
+		return false
 	}
 	if c.serving.Add(1) == 1 {
 		c.here.Add(1)
@@ -127,14 +128,23 @@ func (c *toolCalls) admit() bool {
 	return true
 }
 
+// refuseEnded answers the request id, read after the session ended
+// (endedAnswer).
+func (c *toolCalls) refuseEnded(id jsontext.Value) {
+	if _, err := c.out.Write(append(endedAnswer(id), '\n')); err != nil {
+		c.errLog.Printf("Error writing the answer to a request after the session ended: %v", err)
+	}
+}
+
 // listen serves a subscriptions/listen request on a goroutine of its own
 // (it holds until cancelled or the input ends) as a call is served: its
 // acknowledgement goes to the request's own session, and so is written
 // before its answer. mcp-go's stdio server wrote the two from two
 // goroutines, and a listen answered at once (it subscribed to nothing the
 // server offers) sometimes had its acknowledgement second.
-func (c *toolCalls) listen(req json.RawMessage) {
+func (c *toolCalls) listen(req json.RawMessage, id jsontext.Value) {
 	if !c.admit() {
+		c.refuseEnded(id)
 		return
 	}
 	c.listens.Add(1)

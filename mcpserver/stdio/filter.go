@@ -39,6 +39,9 @@ type lineFilter struct {
 	calls *toolCalls
 	// tasks answers the task requests passed on, when set.
 	tasks Tasks
+	// ended is closed once the session has ended (Serve's context done):
+	// mcp-go reads no more, and a request read then is refused (ended.go).
+	ended <-chan struct{}
 }
 
 func newLineFilter(in io.Reader, g *gate) *lineFilter {
@@ -52,6 +55,9 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 		line, ok := <-f.lines
 		if !ok {
 			return 0, f.srcErr // set before lines was closed
+		}
+		if f.refuseEnded(line) {
+			return 0, io.EOF // mcp-go has stopped reading, or will not use line
 		}
 		f.pending = line
 	}
@@ -76,7 +82,7 @@ func (f *lineFilter) read() {
 		if len(line) > 0 {
 			pass, handedOver := f.admit(line)
 			if pass != nil {
-				f.lines <- pass
+				f.passToServer(pass)
 			}
 			if handedOver {
 				return // the reading goes on on another goroutine
@@ -100,6 +106,7 @@ func (f *lineFilter) awaitInitialize() {
 	}
 	select {
 	case <-f.answered:
+	case <-f.ended:
 	case <-time.After(initializeWait):
 	}
 	f.answered = nil
@@ -159,7 +166,7 @@ func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) (pass []byte, 
 			return nil, f.calls.serve(line, m.ID, f.read)
 		}
 		if f.calls != nil && m.Method == string(mcp.MethodSubscriptionsListen) {
-			f.calls.listen(line)
+			f.calls.listen(line, m.ID)
 			return nil, false
 		}
 	case jsonrpcstrict.Response:

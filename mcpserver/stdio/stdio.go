@@ -3,9 +3,10 @@
 // line strictly (jsonrpcstrict) and refuses requests before initialize,
 // drops oversized lines, serves tools/call requests itself (where they
 // were read, or on its own workers; answers written in one pass by
-// wire), and holds the end of input back
-// until the requests passed on are answered. Everything else it leaves to
-// mcp-go's stdio server.
+// wire), holds the end of input back
+// until the requests passed on are answered, and answers a request read
+// once the session has ended with an error (ended.go). Everything else it
+// leaves to mcp-go's stdio server.
 //
 // It does not decide anything about a call: mcp-go's MCPServer, built by
 // mcpserver with the guard as its tool middleware, answers every request.
@@ -54,6 +55,7 @@ func ServeTasks(ctx context.Context, srv *server.MCPServer, tasks Tasks, in io.R
 	lines := newLineFilter(newLineLimitReader(in, MaxLineBytes), g)
 	lines.calls = calls
 	lines.tasks = tasks
+	lines.ended = ctx.Done()
 	err := stdio.Listen(ctx, lines, g)
 	calls.close()
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
