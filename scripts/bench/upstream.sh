@@ -93,7 +93,7 @@ for u in $UPSTREAMS; do
   git)
     gitserver="$(cd "$repo" && scripts/upstreams/setup-server-git | tail -n 1)"
     git -C "$ws" init -q && git -C "$ws" add bench.txt &&
-      git -C "$ws" -c user.name=bench -c user.email=bench@example.invalid commit -qm bench
+      git -C "$ws" -c user.name=bench -c user.email=bench@example.invalid -c commit.gpgsign=false commit -qm bench
     N="${N_GIT:-300}" bench git git_status "{\"repo_path\":\"$ws\"}" "$gitserver" --repository "$ws" ;;
   *) echo "upstream.sh: unknown upstream '$u' (want bare, filesystem, everything, git)" >&2; exit 2 ;;
   esac
