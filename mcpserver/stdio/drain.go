@@ -41,6 +41,14 @@ func (u *unanswered) asked(id jsontext.Value) {
 	u.ids[key]++
 }
 
+// has reports whether the request id, passed on, still lacks its answer.
+func (u *unanswered) has(id jsontext.Value) bool {
+	key, ok := idKey(id)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return ok && u.ids[key] > 0
+}
+
 // wrote notes msg, a message going out: the answer to a request passed
 // on, or a request of the server's own (an elicitation), which the client
 // must answer. Only the head of msg is read: mcp-go writes the id first.

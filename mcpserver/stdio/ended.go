@@ -59,3 +59,21 @@ func (f *lineFilter) refuseEnded(line []byte) bool {
 	}
 	return true
 }
+
+// answerDropped answers the request Read last handed to mcp-go if, now
+// that Listen has returned, it is still unanswered: Listen waits for every
+// request mcp-go took, but a line read in the instant the session ended
+// mcp-go may drop (its readNextLine chooses between the line and the
+// context at random), and its client would wait on it.
+func (f *lineFilter) answerDropped() {
+	f.lastMu.Lock()
+	line := f.last
+	f.lastMu.Unlock()
+	if line == nil {
+		return
+	}
+	m, err := jsonrpcstrict.Check(line)
+	if err == nil && m.Kind == jsonrpcstrict.Request && f.gate.pending.has(m.ID) {
+		f.answer(endedAnswer(m.ID))
+	}
+}

@@ -42,6 +42,9 @@ type lineFilter struct {
 	// ended is closed once the session has ended (Serve's context done):
 	// mcp-go reads no more, and a request read then is refused (ended.go).
 	ended <-chan struct{}
+	// last is the line Read last handed to mcp-go (answerDropped).
+	lastMu sync.Mutex
+	last   []byte
 }
 
 func newLineFilter(in io.Reader, g *gate) *lineFilter {
@@ -59,6 +62,9 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 		if f.refuseEnded(line) {
 			return 0, io.EOF // mcp-go has stopped reading, or will not use line
 		}
+		f.lastMu.Lock()
+		f.last = line
+		f.lastMu.Unlock()
 		f.pending = line
 	}
 	n := copy(p, f.pending)

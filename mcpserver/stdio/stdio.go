@@ -58,6 +58,9 @@ func ServeTasks(ctx context.Context, srv *server.MCPServer, tasks Tasks, in io.R
 	lines.ended = ctx.Done()
 	err := stdio.Listen(ctx, lines, g)
 	calls.close()
+	if ctx.Err() != nil {
+		lines.answerDropped()
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
