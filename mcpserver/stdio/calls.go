@@ -88,12 +88,12 @@ func (c *toolCalls) sessionContext(ctx context.Context) context.Context {
 
 // serve serves a tools/call request read by the reading loop: where it
 // was read when no other call is being served (serveHere, which returns
-// whether readOn took the reading over), else on a worker. A call that
+// whether the reading went on elsewhere meanwhile), else on a worker. A call that
 // finds the worker queue full is served now (which holds the next line
 // back, as mcp-go does), its handler on a handler goroutine
 // (runWithDeadline), so that a handler that outlives its deadline cannot
 // hold the reading back.
-func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, readOn func()) (handedOver bool) {
+func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, r reading) (handedOver bool) {
 	if !c.admit() {
 		c.refuseEnded(id)
 		return false
@@ -101,7 +101,7 @@ func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, readOn func())
 	if c.serving.Add(1) == 1 {
 		c.here.Add(1)
 		c.closing.RUnlock()
-		return c.serveHere(req, id, readOn)
+		return c.serveHere(req, id, r)
 	}
 	select {
 	case c.queue <- queuedCall{req, id}:

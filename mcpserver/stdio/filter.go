@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,10 +46,15 @@ type lineFilter struct {
 	// last is the line Read last handed to mcp-go (answerDropped).
 	lastMu sync.Mutex
 	last   []byte
+	// waiter is the channel of the goroutine waiting to read again
+	// (awaitReading), closed to have it go on reading; readingEnded is
+	// closed once the input has ended and lines is closed.
+	waiter       atomic.Pointer[chan struct{}]
+	readingEnded chan struct{}
 }
 
 func newLineFilter(in io.Reader, g *gate) *lineFilter {
-	return &lineFilter{src: bufio.NewReader(in), out: g, gate: g, lines: make(chan []byte)}
+	return &lineFilter{src: bufio.NewReader(in), out: g, gate: g, lines: make(chan []byte), readingEnded: make(chan struct{})}
 }
 
 // Read gives mcp-go the lines the loop passed on.
@@ -90,7 +96,7 @@ func (f *lineFilter) read() {
 			if pass != nil {
 				f.passToServer(pass)
 			}
-			if handedOver {
+			if handedOver && !f.awaitReading() {
 				return // the reading goes on on another goroutine
 			}
 		}
@@ -100,6 +106,7 @@ func (f *lineFilter) read() {
 		f.gate.pending.wait(drainLimit)
 	}
 	close(f.lines)
+	close(f.readingEnded)
 }
 
 // awaitInitialize holds the next line back until the initialize request
@@ -169,7 +176,7 @@ func (f *lineFilter) passOn(m jsonrpcstrict.Message, line []byte) (pass []byte, 
 			return nil, false
 		}
 		if f.calls != nil && m.Method == string(mcp.MethodToolsCall) {
-			return nil, f.calls.serve(line, m.ID, f.read)
+			return nil, f.calls.serve(line, m.ID, f)
 		}
 		if f.calls != nil && m.Method == string(mcp.MethodSubscriptionsListen) {
 			f.calls.listen(line, m.ID)

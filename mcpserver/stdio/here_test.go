@@ -239,3 +239,41 @@ func TestLastCallHandedOverEndsInput(t *testing.T) {
 	require.Contains(t, <-answers, `"id":0`)
 	require.Contains(t, <-answers, "late but done")
 }
+
+// TestHandedOverReaderReused: a goroutine whose call, served where it was
+// read, had the reading handed over, waits to read again, and the next
+// hand-over wakes it rather than starting another goroutine, whose stack
+// the next call served where it was read would grow again. Three calls
+// served where they were read, each handing the reading over itself (the
+// second and the third once the goroutine of the one before waits), start
+// one reader between them. (A call read before the last one's goroutine
+// has counted it answered goes to a worker, which hands nothing over: it
+// is sent again.)
+func TestHandedOverReaderReused(t *testing.T) {
+	d := handOverAfter
+	t.Cleanup(func() { handOverAfter = d }) // after Serve has ended (cleanups run last first)
+	handOverAfter = time.Hour               // the calls hand over themselves
+	srv := server.NewMCPServer("here", "1", server.WithToolCapabilities(false))
+	here := 0
+	srv.AddTool(mcp.NewTool("late"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		turn, _ := ctx.Value(turnKey{}).(*Turn)
+		if turn == nil || turn.here == nil {
+			return mcp.NewToolResultText("worker"), nil
+		}
+		if here++; here > 1 {
+			for !turn.here.reading.readerWaiting() { // the last call's goroutine
+				time.Sleep(time.Millisecond)
+			}
+		}
+		turn.here.handOver()
+		return mcp.NewToolResultText("here"), nil
+	})
+	before := readersStarted.Load()
+	c := serveHere(t, srv)
+	for id := 1; here < 3 && id <= 100; id++ {
+		c.call(t, id, "late")
+		textOf(t, c.next(t))
+	}
+	require.Equal(t, 3, here, "three calls served where they were read")
+	require.Equal(t, int64(1), readersStarted.Load()-before, "the first hand-over starts a reader; the later ones wake the one waiting")
+}
