@@ -65,10 +65,14 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 		if !ok {
 			return 0, f.srcErr // set before lines was closed
 		}
+		// The check and the note of line are one step for answerDropped,
+		// which looks once the session has ended: either line is refused
+		// here, or answerDropped sees it.
+		f.lastMu.Lock()
 		if f.refuseEnded(line) {
+			f.lastMu.Unlock()
 			return 0, io.EOF // mcp-go has stopped reading, or will not use line
 		}
-		f.lastMu.Lock()
 		f.last = line
 		f.lastMu.Unlock()
 		f.pending = line
