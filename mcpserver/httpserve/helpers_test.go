@@ -49,7 +49,13 @@ func bareServer() httpserve.Server {
 // test ends.
 func serve(t *testing.T, opts httpserve.Options) *httptest.Server {
 	t.Helper()
-	h, stop := httpserve.Handler(bareServer(), opts)
+	return serveServer(t, bareServer(), opts)
+}
+
+// serveServer is serve over s.
+func serveServer(t *testing.T, s httpserve.Server, opts httpserve.Options) *httptest.Server {
+	t.Helper()
+	h, stop := httpserve.Handler(s, opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -32,14 +31,7 @@ func TestJSONAnswersCarryTheirLength(t *testing.T) {
 	s.MCP.AddTool(mcp.NewTool("big"), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText(bigText), nil
 	})
-	h, stop := httpserve.Handler(s, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		stop(ctx)
-		srv.Close()
-	})
+	srv := serveServer(t, s, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
 	for _, revision := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(revision, func(t *testing.T) {
 			hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": revision}

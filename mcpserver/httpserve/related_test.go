@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strings"
 	"sync"
@@ -113,15 +112,8 @@ func sseEvents(t *testing.T, res *http.Response, got func(map[string]any)) {
 func TestNotificationsOnTheirRequestsStream(t *testing.T) {
 	for _, revision := range []string{"2025-06-18", "2025-11-25", "2026-07-28"} {
 		t.Run(revision, func(t *testing.T) {
-			h, stop := httpserve.Handler(notifyingServer(), httpserve.Options{
+			srv := serveServer(t, notifyingServer(), httpserve.Options{
 				Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute,
-			})
-			srv := httptest.NewServer(h)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				stop(ctx)
-				srv.Close()
 			})
 			hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": revision}
 			modern := revision == "2026-07-28"
@@ -249,14 +241,7 @@ func TestListenAcknowledgedFirst(t *testing.T) {
 func TestListenCarriesBroadcasts(t *testing.T) {
 	s := bareServer()
 	s.MCP = server.NewMCPServer("bare", "1", server.WithToolCapabilities(true))
-	h, stop := httpserve.Handler(s, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		stop(ctx)
-		srv.Close()
-	})
+	srv := serveServer(t, s, httpserve.Options{Token: testToken, MaxBodyBytes: 64 << 10, MaxSessions: 3, IdleTimeout: time.Minute})
 	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"}
 	res := testenv.PostMCP(t, srv.URL+"/mcp", hdr, `{"jsonrpc":"2.0","id":"l1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true},`+
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
