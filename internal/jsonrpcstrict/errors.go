@@ -49,10 +49,15 @@ func asError(err error) *Error {
 
 // Response is the JSON-RPC error response to send back, one JSON object
 // without a trailing newline. The id is echoed byte for byte.
-func (e *Error) Response() []byte {
-	id := json.RawMessage(e.ID)
-	if len(id) == 0 {
-		id = json.RawMessage("null")
+func (e *Error) Response() []byte { return ErrorResponse(e.ID, e.Code, e.Error()) }
+
+// ErrorResponse is a JSON-RPC error response with code and message, one
+// JSON object without a trailing newline: id echoed byte for byte, null
+// when there is none.
+func ErrorResponse(id jsontext.Value, code int, message string) []byte {
+	raw := json.RawMessage(id)
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
 	}
 	type rpcError struct {
 		Code    int    `json:"code"`
@@ -62,6 +67,6 @@ func (e *Error) Response() []byte {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
-	}{"2.0", id, rpcError{e.Code, e.Error()}})
+	}{"2.0", raw, rpcError{code, message}})
 	return b
 }

@@ -1,8 +1,6 @@
 package stdio
 
 import (
-	"encoding/json"
-
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/toolwarden/toolwarden/internal/jsonrpcstrict"
@@ -22,16 +20,7 @@ const endedMessage = "the session has ended: the server is shutting down and ser
 // ended: INTERNAL_ERROR (mcp-go has no code of its own for a server
 // shutting down), the id echoed byte for byte.
 func endedAnswer(id jsontext.Value) []byte {
-	type rpcError struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}
-	msg, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   rpcError        `json:"error"`
-	}{mcp.JSONRPC_VERSION, json.RawMessage(id), rpcError{mcp.INTERNAL_ERROR, endedMessage}})
-	return msg
+	return jsonrpcstrict.ErrorResponse(id, mcp.INTERNAL_ERROR, endedMessage)
 }
 
 // passToServer hands line, passed on, to mcp-go's Read, unless the session
