@@ -35,10 +35,9 @@ var handOverAfter = time.Millisecond
 var readersStarted atomic.Int64
 
 // reading is what a call served where it was read asks of the reading
-// loop: to go on elsewhere, and (for tests) whether a goroutine waits to.
+// loop: to go on elsewhere.
 type reading interface {
 	handOverReading()
-	readerWaiting() bool
 }
 
 // servedHere is a call served where it was read.
@@ -112,6 +111,3 @@ func (f *lineFilter) awaitReading() bool {
 	<-ch // a hand-over took this goroutine first
 	return true
 }
-
-// readerWaiting reports whether a goroutine waits to read again.
-func (f *lineFilter) readerWaiting() bool { return f.waiter.Load() != nil }

@@ -261,7 +261,7 @@ func TestHandedOverReaderReused(t *testing.T) {
 			return mcp.NewToolResultText("worker"), nil
 		}
 		if here++; here > 1 {
-			for !turn.here.reading.readerWaiting() { // the last call's goroutine
+			for turn.here.reading.(*lineFilter).waiter.Load() == nil { // the last call's goroutine waits
 				time.Sleep(time.Millisecond)
 			}
 		}
