@@ -88,20 +88,11 @@ func (p process) String() string {
 // procStart returns pid's start time, and false if it is gone or a zombie
 // (it has ended; only its exit status is left for its parent).
 func procStart(pid int) (uint64, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	p, _, ok := statProc(pid) // upstreamrootless_test.go
+	if !ok || p.state == "Z" || p.state == "X" {
 		return 0, false
 	}
-	// After "pid (comm) ": state is the first field, starttime the 20th.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0, false
-	}
-	start, err := strconv.ParseUint(f[19], 10, 64)
+	start, err := strconv.ParseUint(p.start, 10, 64)
 	return start, err == nil
 }
 
