@@ -95,7 +95,7 @@ func (c *toolCalls) sessionContext(ctx context.Context) context.Context {
 // hold the reading back.
 func (c *toolCalls) serve(req json.RawMessage, id jsontext.Value, r reading) (handedOver bool) {
 	if !c.admit() {
-		c.refuseEnded(id)
+		c.answerEnded(id)
 		return false
 	}
 	if c.serving.Add(1) == 1 {
@@ -128,9 +128,9 @@ func (c *toolCalls) admit() bool {
 	return true
 }
 
-// refuseEnded answers the request id, read after the session ended
+// answerEnded answers the request id, read after the session ended
 // (endedAnswer).
-func (c *toolCalls) refuseEnded(id jsontext.Value) {
+func (c *toolCalls) answerEnded(id jsontext.Value) {
 	if _, err := c.out.Write(append(endedAnswer(id), '\n')); err != nil {
 		c.errLog.Printf("Error writing the answer to a request after the session ended: %v", err)
 	}
@@ -144,7 +144,7 @@ func (c *toolCalls) refuseEnded(id jsontext.Value) {
 // server offers) sometimes had its acknowledgement second.
 func (c *toolCalls) listen(req json.RawMessage, id jsontext.Value) {
 	if !c.admit() {
-		c.refuseEnded(id)
+		c.answerEnded(id)
 		return
 	}
 	c.listens.Add(1)
