@@ -22,6 +22,8 @@ import (
 const (
 	readyMarker = "toolwarden-ready"
 	readyStamp  = "toolwarden gocache v2\n"
+	// workDir, in a preparation's directory, is go's GOTMPDIR there.
+	workDir = "gotmp"
 )
 
 // minEntries is fewer cache entries than `go build std` ever leaves; a
@@ -188,13 +190,24 @@ func (c *GoCache) build(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// go's own work directory goes inside tmp too: go removes it when it
+	// exits, but not when cancelling kills it, and one left in /tmp each
+	// time a server stops mid-preparation would pile up there (this
+	// GOTMPDIR, later in the environment, wins over goEnv's).
+	work := filepath.Join(tmp, workDir)
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return err
+	}
 	cmd := osexec.CommandContext(ctx, c.goBin, "build", "std")
-	cmd.Env = append(goEnv(filepath.Dir(filepath.Dir(c.goBin)), tmp), "HOME="+tmp, "PATH=/usr/bin:/bin")
+	cmd.Env = append(goEnv(filepath.Dir(filepath.Dir(c.goBin)), tmp), "HOME="+tmp, "PATH=/usr/bin:/bin", "GOTMPDIR="+work)
 	// Cancelling stops go's compiler children too, not only go itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("prepare GOCACHE: go build std: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	if err := os.RemoveAll(work); err != nil {
+		return err
 	}
 	if err := seal(tmp); err != nil {
 		return err

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -154,4 +155,40 @@ func TestGoCacheRefusesEmptyOrOldCache(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(empty.root, "bin", "go"), []byte("#!/bin/sh\nexit 0\n"), 0o755))
 	_, err = NewGoCache(filepath.Join(t.TempDir(), "gocache"), empty.root).Wait(context.Background(), nil)
 	require.ErrorContains(t, err, "left 0 files in the cache")
+}
+
+// A preparation cancelled while the real go builds (a server stopping
+// mid-preparation) leaves nothing behind: neither its half-built cache nor
+// go's own work directory, which go removes only when it exits by itself
+// (it was made in /tmp, and one was left there each time).
+func TestGoCacheCancelledBuildLeavesNothing(t *testing.T) {
+	out, err := osexec.Command("go", "env", "GOROOT").Output()
+	require.NoError(t, err, "the test needs the go toolchain on PATH")
+	parent := t.TempDir()
+	c := NewGoCache(filepath.Join(parent, "gocache"), strings.TrimSpace(string(out)))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.Prepare(ctx) }()
+
+	work := filepath.Join(parent, "gocache.tmp-*", workDir, "go-build*")
+	deadline := time.Now().Add(2 * time.Minute)
+	for matches, _ := filepath.Glob(work); len(matches) == 0; matches, _ = filepath.Glob(work) {
+		select {
+		case err := <-done:
+			t.Fatalf("the preparation ended (%v) before go's work directory appeared in it", err)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "go's work directory was not made inside the preparation's")
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	require.ErrorContains(t, <-done, "go build std")
+	left, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"gocache.lock"}, names, "only the lock file is left")
 }
