@@ -62,8 +62,10 @@ const legacyProtocol = "2025-11-25"
 // browser opens a headless Chromium, phone-sized, on the page's URL.
 func browser(t *testing.T, url string) context.Context {
 	t.Helper()
+	// Chromium makes a directory of its own in TMPDIR (its singleton
+	// socket), left behind when it is killed: the test's, not /tmp.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(testenv.Chromium(t)),
-		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(412, 915))
+		chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(412, 915), chromedp.Env("TMPDIR="+t.TempDir()))
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	browserCtx, cancel := chromedp.NewContext(alloc)
